@@ -1,0 +1,1 @@
+//! Vocabulary loaders (being written).

@@ -1,0 +1,3 @@
+//! A loaded tokenizer (being written).
+/// A tokenizer (being written).
+pub struct Tokenizer;

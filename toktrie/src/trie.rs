@@ -1,0 +1,466 @@
+//! [`TokTrie`]: all token byte strings in one flat prefix tree, and the mask walk.
+
+use crate::node::TrieNode;
+use crate::{Error, ErrorKind, Recognizer, TokenId, TokenSet, Vocabulary, SPECIAL_TOKEN_MARKER};
+
+/// A prefix tree of all token byte strings, laid out flat in DFS order, 8 bytes per node.
+///
+/// Node 0 is the root; the children of a node follow it in increasing byte order, each
+/// followed by its own subtree. Immutable once built: `Send + Sync`, share it across
+/// threads and matchers.
+#[derive(Clone, Debug)]
+pub struct TokTrie {
+    nodes: Vec<TrieNode>,
+    /// `(node, subtree size, parents)` for nodes whose fields hold an escape, sorted by node.
+    overflow: Vec<(u32, u32, u32)>,
+    /// `(representative, duplicate)`: tokens whose bytes equal an earlier token's.
+    dups: Vec<(TokenId, TokenId)>,
+    /// The special tokens, never walked byte by byte.
+    specials: Vec<TokenId>,
+    /// Regular tokens of two or more bytes that start with 0xFF, walked on the slow path.
+    ff_tokens: Vec<(TokenId, Vec<u8>)>,
+    /// The first node of the root's 0xFF subtree (`nodes.len()` if none).
+    ff_node: usize,
+    vocab_size: usize,
+    max_token_len: usize,
+}
+
+/// Size figures of a trie.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrieStats {
+    /// Ids in the vocabulary (mask width).
+    pub vocab_size: usize,
+    /// Tokens with bytes (holes excluded).
+    pub num_tokens: usize,
+    /// Special tokens among them.
+    pub num_special: usize,
+    /// Tokens whose bytes duplicate another token's.
+    pub num_duplicates: usize,
+    /// Trie nodes, root included.
+    pub num_nodes: usize,
+    /// Length in bytes of the longest token.
+    pub max_token_len: usize,
+    /// Memory of the trie, in bytes.
+    pub num_bytes: usize,
+}
+
+impl std::fmt::Display for TrieStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ids, {} tokens ({} special, {} duplicates), {} nodes, longest token {} bytes, \
+             {} KiB ({:.2} bytes/token)",
+            self.vocab_size,
+            self.num_tokens,
+            self.num_special,
+            self.num_duplicates,
+            self.num_nodes,
+            self.max_token_len,
+            self.num_bytes / 1024,
+            self.num_bytes as f64 / self.num_tokens.max(1) as f64
+        )
+    }
+}
+
+impl TokTrie {
+    /// Builds the trie of `vocab`. Fails only for vocabularies over [`TokenId::MAX_VOCAB`].
+    pub fn from_vocab(vocab: &Vocabulary) -> Result<TokTrie, Error> {
+        let vocab_size = vocab.len();
+        if vocab_size > TokenId::MAX_VOCAB {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                format!(
+                    "vocabulary of {vocab_size} ids is too large (at most {})",
+                    TokenId::MAX_VOCAB
+                ),
+            ));
+        }
+        let mut order: Vec<(TokenId, &[u8])> = vocab.iter().collect();
+        // Stable sort: among duplicates the lowest id becomes the representative.
+        order.sort_by(|a, b| a.1.cmp(b.1));
+
+        let mut nodes = vec![TrieNode::new(0, TrieNode::NO_TOKEN, 0, 0)];
+        // (subtree size, parents) for every node, filled as nodes close; written at the end.
+        let mut sizes: Vec<(u32, u32)> = vec![(0, 0)];
+        // Open nodes below the root: stack[d] is the node at depth d + 1 on the current path.
+        let mut stack: Vec<usize> = Vec::new();
+        let mut dups = Vec::new();
+        let mut prev: &[u8] = &[];
+        let mut max_token_len = 0;
+
+        let close =
+            |stack: &mut Vec<usize>, keep: usize, sizes: &mut Vec<(u32, u32)>, end: usize| {
+                // Every node popped now ends its subtree at `end`: the deepest closes
+                // `stack.len() - keep` levels, the next one up one fewer, and so on.
+                for j in keep..stack.len() {
+                    let n = stack[j];
+                    sizes[n] = ((end - n) as u32, (j - keep + 1) as u32);
+                }
+                stack.truncate(keep);
+            };
+
+        for &(id, bytes) in &order {
+            max_token_len = max_token_len.max(bytes.len());
+            let lcp = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+            if lcp == bytes.len() && lcp == prev.len() {
+                let rep = nodes[*stack.last().expect("a duplicate follows its twin")].token_raw();
+                dups.push((TokenId(rep), id));
+                continue;
+            }
+            close(&mut stack, lcp, &mut sizes, nodes.len());
+            for &b in &bytes[lcp..] {
+                stack.push(nodes.len());
+                nodes.push(TrieNode::new(b, TrieNode::NO_TOKEN, 0, 0));
+                sizes.push((0, 0));
+            }
+            let last = *stack.last().expect("a token has at least one byte");
+            nodes[last].set_token(id.0);
+            prev = bytes;
+        }
+        close(&mut stack, 0, &mut sizes, nodes.len());
+        sizes[0] = (nodes.len() as u32, 0);
+
+        let mut overflow = Vec::new();
+        for (i, &(size, parents)) in sizes.iter().enumerate() {
+            let fits = size < TrieNode::SIZE_ESCAPE && parents < TrieNode::PARENTS_ESCAPE;
+            if fits {
+                nodes[i].set_size_parents(size, parents);
+            } else {
+                nodes[i].set_size_parents(
+                    size.min(TrieNode::SIZE_ESCAPE),
+                    parents.min(TrieNode::PARENTS_ESCAPE),
+                );
+                overflow.push((i as u32, size, parents));
+            }
+        }
+
+        let specials: Vec<TokenId> = vocab.special_tokens().iter().collect();
+        let ff_tokens = vocab
+            .iter()
+            .filter(|(t, b)| b.len() > 1 && b[0] == SPECIAL_TOKEN_MARKER && !vocab.is_special(*t))
+            .map(|(t, b)| (t, b.to_vec()))
+            .collect();
+        let mut trie = TokTrie {
+            nodes,
+            overflow,
+            dups,
+            specials,
+            ff_tokens,
+            ff_node: 0,
+            vocab_size,
+            max_token_len,
+        };
+        trie.ff_node = trie.child_at_byte(0, SPECIAL_TOKEN_MARKER).unwrap_or(trie.nodes.len());
+        Ok(trie)
+    }
+
+    /// The number of token ids (the mask width).
+    pub fn vocab_size(&self) -> usize {
+        self.vocab_size
+    }
+
+    /// The number of nodes, root included.
+    pub fn num_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The node at `idx`.
+    pub fn node(&self, idx: usize) -> TrieNode {
+        self.nodes[idx]
+    }
+
+    /// The length of the longest token, in bytes.
+    pub fn max_token_len(&self) -> usize {
+        self.max_token_len
+    }
+
+    /// Memory owned by the trie, in bytes.
+    pub fn num_bytes(&self) -> usize {
+        self.nodes.len() * std::mem::size_of::<TrieNode>()
+            + self.overflow.len() * 12
+            + self.dups.len() * 8
+            + self.specials.len() * 4
+            + self.ff_tokens.iter().map(|(_, b)| b.len() + 28).sum::<usize>()
+    }
+
+    /// Size figures.
+    pub fn stats(&self) -> TrieStats {
+        let num_tokens =
+            self.nodes.iter().filter(|n| n.token().is_some()).count() + self.dups.len();
+        TrieStats {
+            vocab_size: self.vocab_size,
+            num_tokens,
+            num_special: self.specials.len(),
+            num_duplicates: self.dups.len(),
+            num_nodes: self.nodes.len(),
+            max_token_len: self.max_token_len,
+            num_bytes: self.num_bytes(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn overflow_entry(&self, idx: usize) -> (u32, u32) {
+        let i = self
+            .overflow
+            .binary_search_by_key(&(idx as u32), |e| e.0)
+            .expect("every escaped node has an overflow entry");
+        (self.overflow[i].1, self.overflow[i].2)
+    }
+
+    /// The number of nodes in the subtree of node `idx`, itself included.
+    #[inline(always)]
+    pub fn subtree_size(&self, idx: usize) -> usize {
+        let s = self.nodes[idx].subtree_raw();
+        if s != TrieNode::SIZE_ESCAPE {
+            s as usize
+        } else {
+            self.overflow_entry(idx).0 as usize
+        }
+    }
+
+    /// The number of levels whose subtrees end with node `idx`'s subtree, itself included.
+    #[inline(always)]
+    fn num_parents(&self, idx: usize) -> usize {
+        let p = self.nodes[idx].parents_raw();
+        if p != TrieNode::PARENTS_ESCAPE {
+            p as usize
+        } else {
+            self.overflow_entry(idx).1 as usize
+        }
+    }
+
+    /// The child of node `idx` along `byte`.
+    pub fn child_at_byte(&self, idx: usize, byte: u8) -> Option<usize> {
+        let end = idx + self.subtree_size(idx);
+        let mut p = idx + 1;
+        while p < end {
+            let b = self.nodes[p].byte();
+            if b == byte {
+                return Some(p);
+            }
+            if b > byte {
+                return None;
+            }
+            p += self.subtree_size(p);
+        }
+        None
+    }
+
+    /// The node reached from the root along `bytes`.
+    pub fn node_at_bytes(&self, bytes: &[u8]) -> Option<usize> {
+        bytes.iter().try_fold(0, |n, &b| self.child_at_byte(n, b))
+    }
+
+    /// The token whose bytes are exactly `bytes` (the lowest id among duplicates).
+    pub fn token_id(&self, bytes: &[u8]) -> Option<TokenId> {
+        self.node_at_bytes(bytes).and_then(|n| self.nodes[n].token())
+    }
+
+    /// Whether some token is a strict extension of `bytes`.
+    pub fn has_extensions(&self, bytes: &[u8]) -> bool {
+        self.node_at_bytes(bytes).is_some_and(|n| self.subtree_size(n) > 1)
+    }
+
+    /// All tokens that are prefixes of `bytes` (shortest first).
+    pub fn prefix_tokens(&self, bytes: &[u8]) -> Vec<TokenId> {
+        let mut out = Vec::new();
+        let mut n = 0;
+        for &b in bytes {
+            match self.child_at_byte(n, b) {
+                Some(c) => n = c,
+                None => break,
+            }
+            out.extend(self.nodes[n].token());
+        }
+        out
+    }
+
+    /// Tokenizes `bytes` by longest match from the left. Not the canonical tokenization of
+    /// a BPE tokenizer (use [`crate::Tokenizer::tokenize`] for that); returns `None` if some
+    /// byte has no token.
+    pub fn greedy_tokenize(&self, bytes: &[u8]) -> Option<Vec<TokenId>> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            let (len, tok) = self
+                .prefix_tokens(&bytes[i..])
+                .into_iter()
+                .map(|t| (self.token_len_at(&bytes[i..], t), t))
+                .last()?;
+            out.push(tok);
+            i += len;
+        }
+        Some(out)
+    }
+
+    fn token_len_at(&self, bytes: &[u8], tok: TokenId) -> usize {
+        // The node path along `bytes` that ends in `tok` has as many nodes as tok has bytes.
+        let mut n = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            n = self.child_at_byte(n, b).expect("tok is a prefix of bytes");
+            if self.nodes[n].token() == Some(tok) {
+                return i + 1;
+            }
+        }
+        bytes.len()
+    }
+
+    /// Adds to `mask` every token allowed by `r`: token t is allowed iff `r` accepts every
+    /// byte of `start_prefix` followed by t's bytes... more precisely, the walk covers the
+    /// tokens that start with `start_prefix`, `r` is assumed to have consumed `start_prefix`
+    /// already, and such a token is allowed iff `r` accepts the rest of its bytes. With an
+    /// empty `start_prefix` this is the plain mask, special tokens included (asked through
+    /// [`Recognizer::special_allowed`]).
+    ///
+    /// The walk is one loop over the node array: a rejected byte skips the node's whole
+    /// subtree; after a leaf or a skip it pops as many bytes as the levels that end there.
+    pub fn add_bias<R: Recognizer>(&self, r: &mut R, mask: &mut TokenSet, start_prefix: &[u8]) {
+        assert_eq!(mask.universe(), self.vocab_size, "mask width differs from the vocabulary");
+        r.trie_started();
+        if start_prefix.is_empty() {
+            self.walk_root(r, mask);
+            self.walk_ff(r, mask);
+        } else if start_prefix[0] == SPECIAL_TOKEN_MARKER {
+            // Special tokens live below 0xFF too; only regular tokens are walked here.
+            if start_prefix.len() == 1 {
+                if let Some(t) = self.nodes.get(self.ff_node).and_then(|n| n.token()) {
+                    mask.insert(t);
+                }
+            }
+            for (t, bytes) in &self.ff_tokens {
+                if let Some(rest) = bytes.strip_prefix(start_prefix) {
+                    if Self::push_all(r, rest) {
+                        mask.insert(*t);
+                    }
+                }
+            }
+        } else if let Some(n) = self.node_at_bytes(start_prefix) {
+            if let Some(t) = self.nodes[n].token() {
+                mask.insert(t);
+            }
+            let end = n + self.subtree_size(n);
+            self.walk_clamped(r, mask, n + 1, end);
+        }
+        for &(rep, dup) in &self.dups {
+            if mask.contains(rep) {
+                mask.insert(dup);
+            }
+        }
+        r.trie_finished();
+    }
+
+    /// The walk over the root's subtree up to the 0xFF child. Levels counted in `parents`
+    /// never include the root, so the pops stay within what was pushed.
+    #[inline(never)]
+    fn walk_root<R: Recognizer>(&self, r: &mut R, mask: &mut TokenSet) {
+        let nodes = &self.nodes[..self.ff_node];
+        let words = mask.as_words_mut();
+        let mut p = 1;
+        while p < nodes.len() {
+            let n = nodes[p];
+            if r.try_push_byte(n.byte()) {
+                let t = n.token_raw();
+                if t != TrieNode::NO_TOKEN {
+                    words[(t >> 5) as usize] |= 1 << (t & 31);
+                }
+                let size = n.subtree_raw();
+                p += 1;
+                if size == 1 {
+                    let pop = n.parents_raw();
+                    let pop = if pop != TrieNode::PARENTS_ESCAPE {
+                        pop as usize
+                    } else {
+                        self.num_parents(p - 1)
+                    };
+                    r.pop_bytes(pop);
+                }
+            } else {
+                let pop = n.parents_raw();
+                let pop = if pop != TrieNode::PARENTS_ESCAPE {
+                    pop as usize
+                } else {
+                    self.num_parents(p)
+                };
+                p += self.subtree_size(p);
+                if pop > 1 {
+                    r.pop_bytes(pop - 1);
+                }
+            }
+        }
+    }
+
+    /// The walk over nodes `start..end` (a subtree's descendants) with a depth count, so the
+    /// pops at its end (which may count levels above the subtree) are clamped.
+    fn walk_clamped<R: Recognizer>(
+        &self,
+        r: &mut R,
+        mask: &mut TokenSet,
+        start: usize,
+        end: usize,
+    ) {
+        let mut depth = 0usize;
+        let mut p = start;
+        while p < end {
+            let n = self.nodes[p];
+            if r.try_push_byte(n.byte()) {
+                depth += 1;
+                if let Some(t) = n.token() {
+                    mask.insert(t);
+                }
+                if self.subtree_size(p) == 1 {
+                    let pop = self.num_parents(p).min(depth);
+                    r.pop_bytes(pop);
+                    depth -= pop;
+                }
+                p += 1;
+            } else {
+                let pop = (self.num_parents(p) - 1).min(depth);
+                p += self.subtree_size(p);
+                if pop > 0 {
+                    r.pop_bytes(pop);
+                    depth -= pop;
+                }
+            }
+        }
+        if depth > 0 {
+            r.pop_bytes(depth);
+        }
+    }
+
+    /// The slow path for the root's 0xFF subtree: the one-byte token 0xFF and other regular
+    /// tokens starting with 0xFF through the bytes, special tokens through
+    /// [`Recognizer::special_allowed`].
+    fn walk_ff<R: Recognizer>(&self, r: &mut R, mask: &mut TokenSet) {
+        if self.ff_node < self.nodes.len() {
+            if let Some(t) = self.nodes[self.ff_node].token() {
+                if r.try_push_byte(SPECIAL_TOKEN_MARKER) {
+                    mask.insert(t);
+                    r.pop_bytes(1);
+                }
+            }
+        }
+        for (t, bytes) in &self.ff_tokens {
+            if Self::push_all(r, bytes) {
+                mask.insert(*t);
+            }
+        }
+        for &t in &self.specials {
+            if r.special_allowed(t) {
+                mask.insert(t);
+            }
+        }
+    }
+
+    /// Whether `r` accepts all of `bytes`; pops what it pushed.
+    fn push_all<R: Recognizer>(r: &mut R, bytes: &[u8]) -> bool {
+        let mut pushed = 0;
+        while pushed < bytes.len() && r.try_push_byte(bytes[pushed]) {
+            pushed += 1;
+        }
+        if pushed > 0 {
+            r.pop_bytes(pushed);
+        }
+        pushed == bytes.len()
+    }
+}

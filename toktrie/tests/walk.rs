@@ -1,0 +1,213 @@
+//! The trie walk gives exactly the brute-force mask.
+
+use proptest::prelude::*;
+use toktrie::{
+    AcceptAll, ByteDfa, Recognizer, TokTrie, TokenId, TokenSet, VocabBuilder, Vocabulary,
+};
+
+/// The mask by definition: push every byte of every token on the recognizer.
+fn brute_force<R: Recognizer>(vocab: &Vocabulary, r: &mut R, prefix: &[u8]) -> TokenSet {
+    let mut mask = TokenSet::new(vocab.len());
+    for (t, bytes) in vocab.iter() {
+        if vocab.is_special(t) {
+            if prefix.is_empty() && r.special_allowed(t) {
+                mask.insert(t);
+            }
+            continue;
+        }
+        let Some(rest) = bytes.strip_prefix(prefix) else { continue };
+        let mut pushed = 0;
+        while pushed < rest.len() && r.try_push_byte(rest[pushed]) {
+            pushed += 1;
+        }
+        if pushed == rest.len() {
+            mask.insert(t);
+        }
+        r.pop_bytes(pushed);
+    }
+    mask
+}
+
+/// A recognizer that checks the walk's stack discipline: it never pops more than pushed and
+/// ends where it started.
+struct Checked<R> {
+    inner: R,
+    depth: usize,
+}
+
+impl<R: Recognizer> Recognizer for Checked<R> {
+    fn try_push_byte(&mut self, byte: u8) -> bool {
+        let ok = self.inner.try_push_byte(byte);
+        self.depth += ok as usize;
+        ok
+    }
+    fn pop_bytes(&mut self, num: usize) {
+        assert!(num <= self.depth, "popped {num} with {} pushed", self.depth);
+        self.depth -= num;
+        self.inner.pop_bytes(num);
+    }
+    fn special_allowed(&mut self, tok: TokenId) -> bool {
+        self.inner.special_allowed(tok)
+    }
+    fn trie_finished(&mut self) {
+        assert_eq!(self.depth, 0, "walk did not pop back to the start");
+    }
+}
+
+fn walk<R: Recognizer>(trie: &TokTrie, r: R, prefix: &[u8]) -> TokenSet {
+    let mut mask = TokenSet::new(trie.vocab_size());
+    let mut c = Checked { inner: r, depth: 0 };
+    trie.add_bias(&mut c, &mut mask, prefix);
+    mask
+}
+
+fn vocab_of(tokens: &[Vec<u8>], specials: &[&str]) -> Vocabulary {
+    let mut b = VocabBuilder::new();
+    for (i, t) in tokens.iter().enumerate() {
+        b.token(TokenId(i as u32), t).unwrap();
+    }
+    for (i, s) in specials.iter().enumerate() {
+        b.special(TokenId((tokens.len() + i) as u32), s).unwrap();
+    }
+    // A hole at the end, so the mask has an id no token uses.
+    b.min_len(tokens.len() + specials.len() + 1);
+    b.build().unwrap()
+}
+
+/// A random DFA over all bytes: `n` states, transitions drawn from `seed`, state 0 dead.
+fn random_dfa(n: u32, table_seed: &[u32], accepting: &[bool], eos: TokenId) -> ByteDfa {
+    let table: Vec<u32> = (0..(n as usize) * 256)
+        .map(|i| {
+            if i < 256 {
+                0
+            } else {
+                table_seed[i % table_seed.len()].wrapping_mul(i as u32 | 1) % n
+            }
+        })
+        .collect();
+    let acc = (0..n as usize).map(|i| i > 0 && accepting[i % accepting.len()]).collect();
+    ByteDfa::new(table, acc, 1.min(n - 1)).unwrap().with_specials_at_end(&[eos])
+}
+
+const ALPHABET: &[u8] = b"ab\x00\xfe\xff";
+
+fn token_strategy() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop::sample::select(ALPHABET), 1..7)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn walk_equals_brute_force(
+        tokens in prop::collection::vec(token_strategy(), 1..60),
+        n in 2u32..6,
+        table_seed in prop::collection::vec(any::<u32>(), 8..32),
+        accepting in prop::collection::vec(any::<bool>(), 1..6),
+        prefix_len in 0usize..3,
+    ) {
+        let vocab = vocab_of(&tokens, &["</s>", "<|x|>"]);
+        let trie = TokTrie::from_vocab(&vocab).unwrap();
+        let eos = vocab.eos_token().unwrap();
+        let dfa = random_dfa(n, &table_seed, &accepting, eos);
+        prop_assert_eq!(walk(&trie, dfa.clone(), &[]), brute_force(&vocab, &mut dfa.clone(), &[]));
+
+        // Walk from a prefix: the recognizer has consumed it already.
+        let prefix = &tokens[0][..prefix_len.min(tokens[0].len())];
+        let mut r = dfa.clone();
+        if prefix.iter().all(|&b| r.try_push_byte(b)) {
+            r.collapse();
+            prop_assert_eq!(walk(&trie, r.clone(), prefix), brute_force(&vocab, &mut r, prefix));
+        }
+    }
+
+    #[test]
+    fn accept_all_is_every_regular_token(tokens in prop::collection::vec(token_strategy(), 1..80)) {
+        let vocab = vocab_of(&tokens, &["</s>"]);
+        let trie = TokTrie::from_vocab(&vocab).unwrap();
+        let mask = walk(&trie, AcceptAll::default(), &[]);
+        prop_assert_eq!(mask.count(), tokens.len());
+        prop_assert!(!mask.contains(vocab.eos_token().unwrap()));
+    }
+}
+
+#[test]
+fn duplicates_are_all_allowed() {
+    let vocab = vocab_of(&[b"ab".to_vec(), b"a".to_vec(), b"ab".to_vec(), b"ab".to_vec()], &[]);
+    let trie = TokTrie::from_vocab(&vocab).unwrap();
+    assert_eq!(trie.stats().num_duplicates, 2);
+    assert_eq!(trie.token_id(b"ab"), Some(TokenId(0)));
+    let mask = walk(&trie, AcceptAll::default(), &[]);
+    assert_eq!(mask.iter().map(|t| t.0).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+}
+
+#[test]
+fn long_tokens_and_huge_subtrees_use_the_side_table() {
+    // One token of 2.2 M bytes: the root's subtree exceeds 2^21 nodes and the leaf closes
+    // more than 2046 levels, so both fields escape.
+    let long = vec![b'x'; 2_200_000];
+    let tokens = vec![long.clone(), long[..5000].to_vec(), long[..3].to_vec(), b"y".to_vec()];
+    let vocab = vocab_of(&tokens, &["</s>"]);
+    let trie = TokTrie::from_vocab(&vocab).unwrap();
+    assert_eq!(trie.max_token_len(), 2_200_000);
+    assert_eq!(trie.subtree_size(0), trie.num_nodes());
+    assert_eq!(walk(&trie, AcceptAll::default(), &[]).count(), 4);
+    // A recognizer that allows at most 4000 bytes.
+    let mut table = vec![0u32; 4002 * 256];
+    for s in 1..4001usize {
+        table[s * 256 + b'x' as usize] = s as u32 + 1;
+        table[s * 256 + b'y' as usize] = 4001;
+    }
+    let dfa = ByteDfa::new(table, vec![true; 4002], 1).unwrap();
+    let mask = walk(&trie, dfa.clone(), &[]);
+    assert_eq!(mask, brute_force(&vocab, &mut dfa.clone(), &[]));
+    assert_eq!(mask.iter().map(|t| t.0).collect::<Vec<_>>(), vec![2, 3]);
+}
+
+#[test]
+fn bytes_vocabulary() {
+    let vocab = Vocabulary::bytes();
+    assert_eq!(vocab.len(), 257);
+    assert_eq!(vocab.eos_tokens(), &[TokenId(256)]);
+    let trie = TokTrie::from_vocab(&vocab).unwrap();
+    let mask = walk(&trie, AcceptAll::default(), &[]);
+    assert_eq!(mask.count(), 256);
+    assert_eq!(
+        trie.greedy_tokenize(b"hi\xff"),
+        Some(vec![TokenId(104), TokenId(105), TokenId(255)])
+    );
+}
+
+#[test]
+fn token_set_ops() {
+    let mut a = TokenSet::from_ids(70, [1, 5, 69].map(TokenId)).unwrap();
+    let b = TokenSet::from_ids(70, [5, 6].map(TokenId)).unwrap();
+    assert!(TokenSet::from_ids(70, [TokenId(70)]).is_err());
+    let mut u = a.clone();
+    u.union(&b);
+    assert_eq!(u.iter().map(|t| t.0).collect::<Vec<_>>(), vec![1, 5, 6, 69]);
+    a.intersect(&b);
+    assert_eq!(a.iter().map(|t| t.0).collect::<Vec<_>>(), vec![5]);
+    assert!(a.is_subset(&b));
+    u.subtract(&b);
+    assert_eq!(u.count(), 2);
+    u.negate();
+    assert_eq!(u.count(), 68);
+    assert!(!u.contains(TokenId(70)) && !u.contains(TokenId(1000)));
+    let full = TokenSet::full(70);
+    assert!(full.is_full() && full.count() == 70);
+    let mut out = [7u32; 4];
+    full.write_to(&mut out).unwrap();
+    assert_eq!(out, [u32::MAX, u32::MAX, 0x3f, 0]);
+    assert!(full.write_to(&mut [0u32; 2]).is_err());
+}
+
+#[test]
+fn padding_adds_holes() {
+    let mut vocab = vocab_of(&[b"a".to_vec()], &["</s>"]);
+    vocab.pad_to(64).unwrap();
+    assert_eq!(vocab.len(), 64);
+    assert!(vocab.pad_to(10).is_err());
+    let trie = TokTrie::from_vocab(&vocab).unwrap();
+    assert_eq!(walk(&trie, AcceptAll::default(), &[]).count(), 1);
+}
