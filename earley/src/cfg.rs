@@ -1,0 +1,401 @@
+//! The context-free grammar on flat arrays: [`CfgBuilder`] (what front ends produce) and
+//! [`Cfg`] (what the parser reads).
+//!
+//! All rules live in one array of u32: each rule is its right-hand-side symbols followed by
+//! an end marker that holds the left-hand side. A dot position of an Earley item is an index
+//! into that array, so "the symbol after the dot" is one load, and "is the item complete" is
+//! one bit test.
+
+use lexer::LexemeIdx;
+
+use crate::{Error, ErrorKind};
+
+/// A grammar symbol: a nonterminal or a terminal.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SymIdx(pub u32);
+
+impl SymIdx {
+    /// The index as a usize.
+    #[inline(always)]
+    pub fn as_usize(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What a terminal matches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Terminal {
+    /// A lexeme of the lexer specification.
+    Lexeme(LexemeIdx),
+    /// One special token among inclusive id ranges (e.g. `<|eot_id|>`, `<[100-200]>`).
+    SpecialTokens(Vec<(u32, u32)>),
+}
+
+/// Attributes of a nonterminal that front ends set (Lark `[capture]`, `[max_tokens=N]`, ...).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SymbolProps {
+    /// Name under which the text this symbol derives is captured.
+    pub capture: Option<String>,
+    /// At most this many tokens inside this symbol (enforced by the matcher).
+    pub max_tokens: Option<usize>,
+    /// Sampling temperature while inside this symbol (advisory).
+    pub temperature: Option<f32>,
+}
+
+impl SymbolProps {
+    fn is_plain(&self) -> bool {
+        self.capture.is_none() && self.max_tokens.is_none() && self.temperature.is_none()
+    }
+}
+
+#[derive(Clone, Debug)]
+struct SymbolDef {
+    name: String,
+    terminal: Option<Terminal>,
+    props: SymbolProps,
+}
+
+/// Builds a grammar: add symbols and rules, then [`CfgBuilder::build`].
+#[derive(Clone, Debug, Default)]
+pub struct CfgBuilder {
+    symbols: Vec<SymbolDef>,
+    rules: Vec<(SymIdx, Vec<SymIdx>)>,
+}
+
+/// Size limits of a grammar.
+#[derive(Clone, Debug)]
+pub struct CfgLimits {
+    /// Most symbols, rules included in the count of the flat array (default 2,000,000).
+    pub max_rule_array: usize,
+}
+
+impl Default for CfgLimits {
+    fn default() -> Self {
+        CfgLimits { max_rule_array: 2_000_000 }
+    }
+}
+
+impl CfgBuilder {
+    /// An empty grammar.
+    pub fn new() -> CfgBuilder {
+        CfgBuilder::default()
+    }
+
+    /// Adds a nonterminal.
+    pub fn nonterminal(&mut self, name: &str) -> SymIdx {
+        self.push(name, None)
+    }
+
+    /// Adds a terminal matching a lexeme.
+    pub fn lexeme(&mut self, name: &str, lexeme: LexemeIdx) -> SymIdx {
+        self.push(name, Some(Terminal::Lexeme(lexeme)))
+    }
+
+    /// Adds a terminal matching one special token among inclusive id ranges.
+    pub fn special_tokens(&mut self, name: &str, ranges: Vec<(u32, u32)>) -> SymIdx {
+        self.push(name, Some(Terminal::SpecialTokens(ranges)))
+    }
+
+    fn push(&mut self, name: &str, terminal: Option<Terminal>) -> SymIdx {
+        self.symbols.push(SymbolDef { name: name.to_string(), terminal, props: Default::default() });
+        SymIdx((self.symbols.len() - 1) as u32)
+    }
+
+    /// Sets the attributes of a nonterminal.
+    pub fn set_props(&mut self, sym: SymIdx, props: SymbolProps) {
+        self.symbols[sym.as_usize()].props = props;
+    }
+
+    /// Adds the rule `lhs -> rhs` (an empty `rhs` is an epsilon rule).
+    pub fn rule(&mut self, lhs: SymIdx, rhs: Vec<SymIdx>) {
+        self.rules.push((lhs, rhs));
+    }
+
+    /// The number of symbols so far.
+    pub fn num_symbols(&self) -> usize {
+        self.symbols.len()
+    }
+
+    fn check(&self, start: SymIdx, limits: &CfgLimits) -> Result<(), Error> {
+        let n = self.symbols.len();
+        if start.as_usize() >= n {
+            return Err(Error::new(ErrorKind::Grammar, "start symbol out of range"));
+        }
+        let size: usize = self.rules.iter().map(|(_, r)| r.len() + 1).sum();
+        if size > limits.max_rule_array {
+            return Err(Error::limit(
+                "grammar size",
+                format!("{size} rule entries, limit {}", limits.max_rule_array),
+                "split the grammar or raise CfgLimits::max_rule_array",
+            ));
+        }
+        for (lhs, rhs) in &self.rules {
+            if lhs.as_usize() >= n || rhs.iter().any(|s| s.as_usize() >= n) {
+                return Err(Error::new(ErrorKind::Grammar, "rule refers to a symbol out of range"));
+            }
+            if self.symbols[lhs.as_usize()].terminal.is_some() {
+                return Err(Error::new(
+                    ErrorKind::Grammar,
+                    format!("terminal {} has a rule", self.symbols[lhs.as_usize()].name),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Compiles the grammar: removes unproductive and unreachable symbols, inlines
+    /// nonterminals with a single rule used once (unless they carry attributes), computes
+    /// nullable symbols, and lays the rules out flat.
+    pub fn build(&self, start: SymIdx, limits: &CfgLimits) -> Result<Cfg, Error> {
+        self.check(start, limits)?;
+        let n = self.symbols.len();
+        let is_term = |s: SymIdx| self.symbols[s.as_usize()].terminal.is_some();
+
+        // Productive symbols: terminals, then to a fixpoint.
+        let mut productive: Vec<bool> = (0..n).map(|i| self.symbols[i].terminal.is_some()).collect();
+        loop {
+            let mut changed = false;
+            for (lhs, rhs) in &self.rules {
+                if !productive[lhs.as_usize()] && rhs.iter().all(|s| productive[s.as_usize()]) {
+                    productive[lhs.as_usize()] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        if !productive[start.as_usize()] {
+            return Err(Error::new(
+                ErrorKind::Grammar,
+                format!(
+                    "the start symbol {} derives no finite string (every rule recurses forever)",
+                    self.symbols[start.as_usize()].name
+                ),
+            ));
+        }
+        let mut rules: Vec<(SymIdx, Vec<SymIdx>)> = self
+            .rules
+            .iter()
+            .filter(|(l, r)| productive[l.as_usize()] && r.iter().all(|s| productive[s.as_usize()]))
+            .cloned()
+            .collect();
+
+        // Inline: a nonterminal (not the start, no attributes) with exactly one rule, used
+        // exactly once in all right-hand sides, not in its own rule.
+        let mut by_lhs: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, (l, _)) in rules.iter().enumerate() {
+            by_lhs[l.as_usize()].push(i);
+        }
+        let mut uses = vec![0usize; n];
+        for (_, r) in &rules {
+            for s in r {
+                uses[s.as_usize()] += 1;
+            }
+        }
+        let mut inline: Vec<Option<Vec<SymIdx>>> = vec![None; n];
+        for s in 0..n {
+            if s != start.as_usize()
+                && !is_term(SymIdx(s as u32))
+                && self.symbols[s].props.is_plain()
+                && by_lhs[s].len() == 1
+                && uses[s] == 1
+            {
+                let rhs = &rules[by_lhs[s][0]].1;
+                if !rhs.contains(&SymIdx(s as u32)) {
+                    inline[s] = Some(rhs.clone());
+                }
+            }
+        }
+        // Substitute with an explicit worklist (chains of inlined symbols, no recursion).
+        for i in 0..rules.len() {
+            if inline[rules[i].0.as_usize()].is_some() {
+                continue;
+            }
+            let mut out = Vec::with_capacity(rules[i].1.len());
+            let mut work: Vec<SymIdx> = rules[i].1.iter().rev().copied().collect();
+            let mut steps = 0usize;
+            while let Some(s) = work.pop() {
+                steps += 1;
+                match &inline[s.as_usize()] {
+                    Some(rhs) if steps < limits.max_rule_array => work.extend(rhs.iter().rev()),
+                    _ => out.push(s),
+                }
+            }
+            rules[i].1 = out;
+        }
+        rules.retain(|(l, _)| inline[l.as_usize()].is_none());
+
+        // Reachable symbols from the start.
+        let mut by_lhs: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, (l, _)) in rules.iter().enumerate() {
+            by_lhs[l.as_usize()].push(i);
+        }
+        let mut reachable = vec![false; n];
+        reachable[start.as_usize()] = true;
+        let mut stack = vec![start];
+        while let Some(s) = stack.pop() {
+            for &ri in &by_lhs[s.as_usize()] {
+                for &t in &rules[ri].1 {
+                    if !reachable[t.as_usize()] {
+                        reachable[t.as_usize()] = true;
+                        stack.push(t);
+                    }
+                }
+            }
+        }
+
+        // Nullable to a fixpoint.
+        let mut nullable = vec![false; n];
+        loop {
+            let mut changed = false;
+            for (l, r) in &rules {
+                if !nullable[l.as_usize()] && r.iter().all(|s| nullable[s.as_usize()]) {
+                    nullable[l.as_usize()] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+
+        // Flat layout, rules grouped by left-hand side.
+        let mut rule_data = Vec::new();
+        let mut rule_offsets = vec![0u32; n + 1];
+        let mut rule_starts = Vec::new();
+        for s in 0..n {
+            rule_offsets[s] = rule_starts.len() as u32;
+            if !reachable[s] {
+                continue;
+            }
+            for &ri in &by_lhs[s] {
+                rule_starts.push(rule_data.len() as u32);
+                rule_data.extend(rules[ri].1.iter().map(|x| x.0));
+                rule_data.push(END_MARKER | s as u32);
+            }
+        }
+        rule_offsets[n] = rule_starts.len() as u32;
+        // The start item: a synthetic rule `S' -> start END(S')` at position 0 is not needed;
+        // the parser predicts the start symbol's rules directly.
+        let symbols = self
+            .symbols
+            .iter()
+            .enumerate()
+            .map(|(i, d)| CfgSymbol {
+                name: d.name.clone(),
+                terminal: d.terminal.clone(),
+                props: d.props.clone(),
+                nullable: nullable[i],
+                used: reachable[i],
+            })
+            .collect();
+        Ok(Cfg { symbols, rule_data, rule_offsets, rule_starts, start })
+    }
+}
+
+/// The end-of-rule marker bit in the flat rule array.
+pub(crate) const END_MARKER: u32 = 1 << 31;
+
+/// One symbol of a compiled grammar.
+#[derive(Clone, Debug)]
+pub struct CfgSymbol {
+    /// The name (for messages).
+    pub name: String,
+    /// For terminals, what they match.
+    pub terminal: Option<Terminal>,
+    /// The attributes.
+    pub props: SymbolProps,
+    /// Whether it derives the empty string.
+    pub nullable: bool,
+    /// Whether it is reachable from the start after optimization.
+    pub used: bool,
+}
+
+/// A compiled grammar: immutable, `Send + Sync`, shared by all parsers of the grammar.
+#[derive(Clone, Debug)]
+pub struct Cfg {
+    symbols: Vec<CfgSymbol>,
+    rule_data: Vec<u32>,
+    rule_offsets: Vec<u32>,
+    rule_starts: Vec<u32>,
+    start: SymIdx,
+}
+
+impl Cfg {
+    /// The start symbol.
+    pub fn start(&self) -> SymIdx {
+        self.start
+    }
+
+    /// The symbol `s`.
+    pub fn symbol(&self, s: SymIdx) -> &CfgSymbol {
+        &self.symbols[s.as_usize()]
+    }
+
+    /// The number of symbols.
+    pub fn num_symbols(&self) -> usize {
+        self.symbols.len()
+    }
+
+    /// The number of rules after optimization.
+    pub fn num_rules(&self) -> usize {
+        self.rule_starts.len()
+    }
+
+    /// The flat rule array (right-hand sides and end markers).
+    pub fn rule_array_len(&self) -> usize {
+        self.rule_data.len()
+    }
+
+    /// The entry at dot position `pos`: `Ok(symbol after the dot)` or `Err(lhs)` when the
+    /// dot is at the end of the rule.
+    #[inline(always)]
+    pub fn at_dot(&self, pos: u32) -> Result<SymIdx, SymIdx> {
+        let v = self.rule_data[pos as usize];
+        if v & END_MARKER == 0 {
+            Ok(SymIdx(v))
+        } else {
+            Err(SymIdx(v & !END_MARKER))
+        }
+    }
+
+    /// The start positions of the rules of nonterminal `s`.
+    #[inline]
+    pub fn rules_of(&self, s: SymIdx) -> &[u32] {
+        let i = s.as_usize();
+        &self.rule_starts[self.rule_offsets[i] as usize..self.rule_offsets[i + 1] as usize]
+    }
+
+    /// The rule containing dot position `pos`, as `lhs -> rhs`, with the dot at `pos`
+    /// (for debugging output).
+    pub fn item_to_string(&self, pos: u32) -> String {
+        let mut start = pos as usize;
+        while start > 0 && self.rule_data[start - 1] & END_MARKER == 0 {
+            start -= 1;
+        }
+        let mut end = pos as usize;
+        while self.rule_data[end] & END_MARKER == 0 {
+            end += 1;
+        }
+        let lhs = self.rule_data[end] & !END_MARKER;
+        let mut s = format!("{} ->", self.symbols[lhs as usize].name);
+        for i in start..=end {
+            if i == pos as usize {
+                s.push_str(" •");
+            }
+            if i < end {
+                s.push(' ');
+                s.push_str(&self.symbols[self.rule_data[i] as usize].name);
+            }
+        }
+        s
+    }
+
+    /// Memory owned by the grammar, in bytes.
+    pub fn num_bytes(&self) -> usize {
+        (self.rule_data.len() + self.rule_offsets.len() + self.rule_starts.len()) * 4
+            + self.symbols.len() * std::mem::size_of::<CfgSymbol>()
+    }
+}

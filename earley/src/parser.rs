@@ -1,0 +1,546 @@
+//! [`Parser`]: the Earley parser driven byte by byte, and the [`Recognizer`] for the trie walk.
+
+use std::sync::Arc;
+
+use hashbrown::HashMap;
+use lexer::{LexemeSet, Lexer, StateId, Step};
+use toktrie::{Recognizer, TokTrie, TokenId, TokenSet, Vocabulary};
+
+use crate::cfg::Cfg;
+use crate::chart::Chart;
+use crate::{Error, ErrorKind};
+
+/// Limits of one parse; hitting one is an [`ErrorKind::Limit`] error naming it.
+#[derive(Clone, Debug)]
+pub struct ParserLimits {
+    /// Earley items in one row (default 20,000).
+    pub max_items_in_row: usize,
+    /// Items computed in one step: one token consumed or one mask computed (default 2,000,000).
+    pub max_items_in_step: usize,
+    /// Rows (lexemes) in one sequence, committed or speculative (default 1,000,000).
+    pub max_rows: usize,
+}
+
+impl Default for ParserLimits {
+    fn default() -> Self {
+        ParserLimits { max_items_in_row: 20_000, max_items_in_step: 2_000_000, max_rows: 1_000_000 }
+    }
+}
+
+/// Options of a parser besides the grammar and the lexer.
+#[derive(Clone, Debug, Default)]
+pub struct ParserOptions {
+    /// Lexemes allowed between any two lexemes and ignored (`%ignore`).
+    pub skip: LexemeSet,
+    /// The EOS tokens: allowed iff the grammar is accepting.
+    pub eos: Vec<TokenId>,
+    /// Limits.
+    pub limits: ParserLimits,
+}
+
+/// Counters of the work done, for benchmarks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ParserStats {
+    /// Rows computed (closure run).
+    pub rows_computed: u64,
+    /// Rows reused: the same lexeme scanned again at the same place.
+    pub rows_reused: u64,
+    /// Bytes offered to the parser (trie nodes visited, plus consumed bytes).
+    pub bytes_pushed: u64,
+    /// Lexemes ended (the parser involved: a scan, computed or reused).
+    pub lexemes_ended: u64,
+}
+
+/// Where the parse is after a byte: the chart row and the lexer state inside the lexeme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Pos {
+    row: u32,
+    lexer: StateId,
+}
+
+const NO_ROW: u32 = u32::MAX;
+
+/// An Earley parser over a [`Lexer`], fed bytes (and special tokens); implements
+/// [`Recognizer`] so that [`TokTrie::add_bias`] computes its token mask.
+///
+/// Rows pushed while walking the trie are kept until the walk ends: when the same lexeme
+/// ends again at the same row (same row, same lexer state), the row is reused.
+#[derive(Clone, Debug)]
+pub struct Parser<L> {
+    cfg: Arc<Cfg>,
+    lexer: L,
+    opts: ParserOptions,
+    chart: Chart,
+    /// The lexer start state of each row (allowed lexemes of the row plus skip lexemes).
+    row_start: Vec<StateId>,
+    /// One entry per byte pushed, after the first (the start).
+    stack: Vec<Pos>,
+    /// Entries below this index are committed (consumed tokens); the walk starts here.
+    base: usize,
+    /// Committed bytes, one per stack entry after the first.
+    bytes: Vec<u8>,
+    /// Stack length at each token boundary (for rollback).
+    token_ends: Vec<usize>,
+    /// Rows entered by committed bytes, with the byte offset where each starts.
+    entered: Vec<(u32, usize)>,
+    /// Whether `push_byte` records the rows it enters (while consuming, not in walks).
+    recording: bool,
+    /// (row, lexer state) -> row after ending the lexeme there (`NO_ROW`: rejected).
+    scan_cache: HashMap<(u32, StateId), u32>,
+    items_at_step_start: usize,
+    error: Option<Error>,
+    stats: ParserStats,
+}
+
+impl<L: Lexer> Parser<L> {
+    /// A parser at the start of the grammar.
+    pub fn new(cfg: Arc<Cfg>, lexer: L, opts: ParserOptions) -> Result<Parser<L>, Error> {
+        let mut p = Parser {
+            cfg,
+            lexer,
+            opts,
+            chart: Chart::default(),
+            row_start: Vec::new(),
+            stack: Vec::new(),
+            base: 0,
+            bytes: Vec::new(),
+            token_ends: Vec::new(),
+            entered: vec![(0, 0)],
+            recording: false,
+            scan_cache: HashMap::new(),
+            items_at_step_start: 0,
+            error: None,
+            stats: ParserStats::default(),
+        };
+        let r = p.chart.start(&p.cfg, &p.opts.limits)?;
+        p.stats.rows_computed += 1;
+        let s = p.lexer_start(r)?;
+        p.row_start.push(s);
+        p.stack.push(Pos { row: r, lexer: s });
+        Ok(p)
+    }
+
+    fn lexer_start(&mut self, r: u32) -> Result<StateId, Error> {
+        let mut allowed = self.chart.rows[r as usize].allowed.clone();
+        allowed.union_with(&self.opts.skip);
+        self.lexer.start_state(&allowed).map_err(lexer_error)
+    }
+
+    /// The grammar.
+    pub fn cfg(&self) -> &Cfg {
+        &self.cfg
+    }
+
+    /// The lexer.
+    pub fn lexer(&self) -> &L {
+        &self.lexer
+    }
+
+    /// Work counters.
+    pub fn stats(&self) -> ParserStats {
+        self.stats
+    }
+
+    /// The sticky error, if a step failed.
+    pub fn error(&self) -> Option<&Error> {
+        self.error.as_ref()
+    }
+
+    fn check_error(&self) -> Result<(), Error> {
+        match &self.error {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// The row after ending, at row `row`, the lexeme read up to lexer state `state`.
+    /// Scans the accepting lexemes the row allows; if only skip lexemes accept, stays in the
+    /// row. `Ok(None)` if the lexeme cannot end here.
+    fn end_lexeme(&mut self, row: u32, state: StateId) -> Result<Option<u32>, Error> {
+        self.stats.lexemes_ended += 1;
+        if let Some(&r) = self.scan_cache.get(&(row, state)) {
+            self.stats.rows_reused += 1;
+            return Ok((r != NO_ROW).then_some(r));
+        }
+        let accepting = self.lexer.accepting(state);
+        let mut lexemes = accepting.clone();
+        lexemes.intersect_with(&self.chart.rows[row as usize].allowed);
+        let result = if !lexemes.is_empty() {
+            let next = self.chart.scan(&self.cfg, &self.opts.limits, row, &lexemes, None)?;
+            if let Some(r) = next {
+                self.after_new_row(r)?;
+            }
+            next
+        } else if accepting.intersects(&self.opts.skip) {
+            Some(row)
+        } else {
+            None
+        };
+        self.scan_cache.insert((row, state), result.unwrap_or(NO_ROW));
+        Ok(result)
+    }
+
+    fn after_new_row(&mut self, r: u32) -> Result<(), Error> {
+        self.stats.rows_computed += 1;
+        let step_items = self.chart.items.len().saturating_sub(self.items_at_step_start);
+        if step_items > self.opts.limits.max_items_in_step {
+            return Err(Error::limit(
+                "items per step",
+                format!("more than {} Earley items for one token", self.opts.limits.max_items_in_step),
+                "simplify the grammar (fewer ambiguous or right-recursive rules) or raise \
+                 ParserLimits::max_items_in_step",
+            ));
+        }
+        let s = self.lexer_start(r)?;
+        debug_assert_eq!(self.row_start.len(), r as usize);
+        self.row_start.push(s);
+        Ok(())
+    }
+
+    /// Pushes one byte: the core of both consuming and the trie walk.
+    fn push_byte(&mut self, b: u8) -> Result<bool, Error> {
+        self.stats.bytes_pushed += 1;
+        let top = *self.stack.last().expect("the stack holds the start");
+        let at = self.stack.len() - 1;
+        let pos = match self.lexer.step(top.lexer, b).map_err(lexer_error)? {
+            Step::Continue(s) => Pos { row: top.row, lexer: s },
+            Step::EndWith(s) => match self.end_lexeme(top.row, s)? {
+                Some(r) => {
+                    self.record(r, at + 1);
+                    Pos { row: r, lexer: self.row_start[r as usize] }
+                }
+                None => return Ok(false),
+            },
+            Step::EndBefore => {
+                if top.lexer == self.row_start[top.row as usize] {
+                    // An empty lexeme: never ended, so no loop.
+                    return Ok(false);
+                }
+                let Some(r) = self.end_lexeme(top.row, top.lexer)? else { return Ok(false) };
+                let s0 = self.row_start[r as usize];
+                match self.lexer.step(s0, b).map_err(lexer_error)? {
+                    Step::Continue(s) => {
+                        self.record(r, at);
+                        Pos { row: r, lexer: s }
+                    }
+                    Step::EndWith(s) => match self.end_lexeme(r, s)? {
+                        Some(r2) => {
+                            self.record(r, at);
+                            self.record(r2, at + 1);
+                            Pos { row: r2, lexer: self.row_start[r2 as usize] }
+                        }
+                        None => return Ok(false),
+                    },
+                    Step::EndBefore | Step::Reject => return Ok(false),
+                }
+            }
+            Step::Reject => return Ok(false),
+        };
+        self.stack.push(pos);
+        Ok(true)
+    }
+
+    #[inline(always)]
+    fn record(&mut self, row: u32, at: usize) {
+        if self.recording && self.entered.last().is_none_or(|e| e.0 != row) {
+            self.entered.push((row, at));
+        }
+    }
+
+    /// The row the parse is in if the current lexeme ends now (itself if no lexeme is
+    /// pending), or `None` if the current bytes cannot end a lexeme.
+    fn row_if_ended(&mut self) -> Result<Option<u32>, Error> {
+        let top = *self.stack.last().expect("the stack holds the start");
+        if top.lexer == self.row_start[top.row as usize] {
+            Ok(Some(top.row))
+        } else if self.lexer.flags(top.lexer).is_accepting() {
+            self.end_lexeme(top.row, top.lexer)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Whether the input so far is a complete string of the grammar.
+    pub fn is_accepting(&mut self) -> Result<bool, Error> {
+        self.check_error()?;
+        let r = self.row_if_ended()?;
+        Ok(r.is_some_and(|r| self.chart.rows[r as usize].accepting))
+    }
+
+    fn special_ok(&mut self, tok: TokenId) -> Result<bool, Error> {
+        let Some(r) = self.row_if_ended()? else { return Ok(false) };
+        if self.opts.eos.contains(&tok) {
+            return Ok(self.chart.rows[r as usize].accepting);
+        }
+        Ok(self.chart.expects_special(&self.cfg, r, tok.0))
+    }
+
+    fn start_step(&mut self) {
+        self.items_at_step_start = self.chart.items.len();
+    }
+
+    /// Drops speculative rows (those above the committed stack) and the scan cache.
+    fn drop_speculative(&mut self) {
+        let keep = self.stack[..=self.base].iter().map(|p| p.row).max().unwrap_or(0) as usize + 1;
+        self.stack.truncate(self.base + 1);
+        if keep < self.chart.rows.len() {
+            self.chart.truncate(keep);
+            self.row_start.truncate(keep);
+            self.scan_cache.clear();
+        }
+    }
+
+    /// Computes the token mask over `trie`: the tokens whose bytes extend the input so far
+    /// to a prefix of a string of the grammar; EOS iff accepting; other special tokens iff
+    /// the grammar expects them here.
+    pub fn compute_mask(&mut self, trie: &TokTrie) -> Result<TokenSet, Error> {
+        self.check_error()?;
+        let mut mask = TokenSet::new(trie.vocab_size());
+        trie.add_bias(self, &mut mask, &[]);
+        self.check_error()?;
+        Ok(mask)
+    }
+
+    /// Consumes the bytes of one token (a regular token: its bytes; a special token: scanned
+    /// as a special terminal; EOS: only checked to be allowed).
+    pub fn consume_token(&mut self, vocab: &Vocabulary, tok: TokenId) -> Result<(), Error> {
+        self.check_error()?;
+        let bytes = vocab.try_token_bytes(tok).map_err(|e| Error::new(ErrorKind::Rejected, e.to_string()))?;
+        if bytes.is_empty() {
+            return Err(Error::new(ErrorKind::Rejected, format!("token {tok} has no bytes")));
+        }
+        if vocab.is_special(tok) {
+            self.consume_special(tok)
+        } else {
+            let bytes = bytes.to_vec();
+            self.consume_bytes(&bytes)
+        }
+    }
+
+    /// Consumes a special token (EOS: allowed iff accepting; changes nothing else).
+    pub fn consume_special(&mut self, tok: TokenId) -> Result<(), Error> {
+        self.check_error()?;
+        self.start_step();
+        let Some(r) = self.row_if_ended()? else {
+            return Err(Error::new(ErrorKind::Rejected, format!("special token {tok} not allowed here")));
+        };
+        if self.opts.eos.contains(&tok) {
+            if !self.chart.rows[r as usize].accepting {
+                return Err(Error::new(ErrorKind::Rejected, "EOS not allowed: the grammar is not accepting"));
+            }
+            self.token_ends.push(self.stack.len());
+            return Ok(());
+        }
+        let next = self.chart.scan(&self.cfg, &self.opts.limits, r, &LexemeSet::new(), Some(tok.0))?;
+        let Some(r2) = next else {
+            return Err(Error::new(ErrorKind::Rejected, format!("special token {tok} not allowed here")));
+        };
+        self.after_new_row(r2)?;
+        // A special token takes the place of a byte on the stack; its byte is the marker.
+        if r != self.stack.last().expect("the stack holds the start").row {
+            self.entered.push((r, self.stack.len() - 1));
+        }
+        self.entered.push((r2, self.stack.len()));
+        self.stack.push(Pos { row: r2, lexer: self.row_start[r2 as usize] });
+        self.bytes.push(toktrie::SPECIAL_TOKEN_MARKER);
+        self.commit();
+        Ok(())
+    }
+
+    /// Consumes `bytes` as one token. On rejection nothing changes and the error says at
+    /// which byte.
+    pub fn consume_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.check_error()?;
+        self.start_step();
+        let len0 = self.stack.len();
+        let entered0 = self.entered.len();
+        self.recording = true;
+        for (i, &b) in bytes.iter().enumerate() {
+            match self.push_byte(b) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.recording = false;
+                    self.stack.truncate(len0);
+                    self.entered.truncate(entered0);
+                    return Err(Error::new(
+                        ErrorKind::Rejected,
+                        format!("byte {i} ({:?}) of the token rejected", b as char),
+                    ));
+                }
+                Err(e) => {
+                    self.recording = false;
+                    self.error = Some(e.clone());
+                    return Err(e);
+                }
+            }
+        }
+        self.recording = false;
+        self.bytes.extend_from_slice(bytes);
+        self.commit();
+        Ok(())
+    }
+
+    fn commit(&mut self) {
+        self.base = self.stack.len() - 1;
+        self.token_ends.push(self.stack.len());
+    }
+
+    /// The number of tokens consumed.
+    pub fn num_tokens(&self) -> usize {
+        self.token_ends.len()
+    }
+
+    /// Undoes the last `n` tokens. Errors if fewer were consumed.
+    pub fn rollback(&mut self, n: usize) -> Result<(), Error> {
+        if n > self.token_ends.len() {
+            return Err(Error::new(
+                ErrorKind::Rejected,
+                format!("cannot roll back {n} tokens: only {} consumed", self.token_ends.len()),
+            ));
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let keep_tokens = self.token_ends.len() - n;
+        self.token_ends.truncate(keep_tokens);
+        let len = self.token_ends.last().copied().unwrap_or(1);
+        self.stack.truncate(len);
+        self.bytes.truncate(len - 1);
+        self.base = len - 1;
+        let last_row = self.stack[self.base].row;
+        while self.entered.last().is_some_and(|&(r, at)| r > last_row || at > self.base) {
+            self.entered.pop();
+        }
+        // Rows after the committed stack are dropped (the error, if any, stays: it may have
+        // come from a limit that the same tokens would hit again).
+        let keep = self.stack.iter().map(|p| p.row).max().unwrap_or(0) as usize + 1;
+        self.chart.truncate(keep);
+        self.row_start.truncate(keep);
+        self.scan_cache.clear();
+        Ok(())
+    }
+
+    /// The bytes every continuation must start with (empty if the grammar may end here or
+    /// several bytes are possible). Exact: found by trying every byte.
+    pub fn forced_bytes(&mut self) -> Result<Vec<u8>, Error> {
+        self.check_error()?;
+        let mut out = Vec::new();
+        let len0 = self.stack.len();
+        loop {
+            if out.len() >= 4096 {
+                break;
+            }
+            let r = self.row_if_ended()?;
+            if r.is_some_and(|r| {
+                let row = &self.chart.rows[r as usize];
+                row.accepting || row.has_special
+            }) {
+                break;
+            }
+            let mut only = None;
+            let mut count = 0;
+            for b in 0..=255u8 {
+                if self.push_byte(b)? {
+                    self.stack.pop();
+                    count += 1;
+                    only = Some(b);
+                    if count > 1 {
+                        break;
+                    }
+                }
+            }
+            match (count, only) {
+                (1, Some(b)) => {
+                    self.push_byte(b)?;
+                    out.push(b);
+                }
+                _ => break,
+            }
+        }
+        self.stack.truncate(len0);
+        Ok(out)
+    }
+
+    /// Captures of finished rules on the committed input: `(name, bytes)` in the order their
+    /// rules finished. A pending lexeme (one that could still grow) is not finished yet.
+    pub fn captures(&self) -> Vec<(String, Vec<u8>)> {
+        let pos: HashMap<u32, usize> = self.entered.iter().map(|&(r, at)| (r, at)).collect();
+        let mut out = Vec::new();
+        for &(r, end) in &self.entered {
+            for (lhs, origin) in self.chart.completed(&self.cfg, r) {
+                if let Some(name) = &self.cfg.symbol(lhs).props.capture {
+                    if let Some(&start) = pos.get(&origin) {
+                        if start <= end && end <= self.bytes.len() {
+                            out.push((name.clone(), self.bytes[start..end].to_vec()));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The bytes consumed so far.
+    pub fn consumed_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Memory owned by the parse (chart, stack, caches), excluding the grammar and lexer.
+    pub fn num_bytes(&self) -> usize {
+        self.chart.num_bytes()
+            + self.stack.capacity() * 8
+            + self.bytes.capacity()
+            + self.row_start.capacity() * 4
+            + self.scan_cache.capacity() * 16
+    }
+}
+
+fn lexer_error(e: lexer::Error) -> Error {
+    Error::new(ErrorKind::Lexer, e.to_string())
+}
+
+impl<L: Lexer> Recognizer for Parser<L> {
+    #[inline]
+    fn try_push_byte(&mut self, byte: u8) -> bool {
+        match self.push_byte(byte) {
+            Ok(ok) => ok,
+            Err(e) => {
+                if self.error.is_none() {
+                    self.error = Some(e);
+                }
+                false
+            }
+        }
+    }
+
+    #[inline]
+    fn pop_bytes(&mut self, num: usize) {
+        let len = self.stack.len() - num;
+        debug_assert!(len > self.base);
+        self.stack.truncate(len.max(self.base + 1));
+    }
+
+    fn collapse(&mut self) {
+        self.base = self.stack.len() - 1;
+    }
+
+    fn special_allowed(&mut self, tok: TokenId) -> bool {
+        match self.special_ok(tok) {
+            Ok(ok) => ok,
+            Err(e) => {
+                if self.error.is_none() {
+                    self.error = Some(e);
+                }
+                false
+            }
+        }
+    }
+
+    fn trie_started(&mut self) {
+        self.start_step();
+    }
+
+    fn trie_finished(&mut self) {
+        self.drop_speculative();
+    }
+}
