@@ -98,7 +98,11 @@ impl CfgBuilder {
     }
 
     fn push(&mut self, name: &str, terminal: Option<Terminal>) -> SymIdx {
-        self.symbols.push(SymbolDef { name: name.to_string(), terminal, props: Default::default() });
+        self.symbols.push(SymbolDef {
+            name: name.to_string(),
+            terminal,
+            props: Default::default(),
+        });
         SymIdx((self.symbols.len() - 1) as u32)
     }
 
@@ -153,7 +157,8 @@ impl CfgBuilder {
         let is_term = |s: SymIdx| self.symbols[s.as_usize()].terminal.is_some();
 
         // Productive symbols: terminals, then to a fixpoint.
-        let mut productive: Vec<bool> = (0..n).map(|i| self.symbols[i].terminal.is_some()).collect();
+        let mut productive: Vec<bool> =
+            (0..n).map(|i| self.symbols[i].terminal.is_some()).collect();
         loop {
             let mut changed = false;
             for (lhs, rhs) in &self.rules {

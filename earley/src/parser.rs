@@ -136,6 +136,13 @@ impl<L: Lexer> Parser<L> {
         &self.lexer
     }
 
+    /// Replaces the lexer with another one built from the same specification, e.g. a clone
+    /// with a warm transition table. Lexer states of the current position stay valid only if
+    /// the new lexer numbers its states the same way, so this is meant for a fresh parser.
+    pub fn replace_lexer(&mut self, lexer: L) {
+        self.lexer = lexer;
+    }
+
     /// Work counters.
     pub fn stats(&self) -> ParserStats {
         self.stats
@@ -186,7 +193,10 @@ impl<L: Lexer> Parser<L> {
         if step_items > self.opts.limits.max_items_in_step {
             return Err(Error::limit(
                 "items per step",
-                format!("more than {} Earley items for one token", self.opts.limits.max_items_in_step),
+                format!(
+                    "more than {} Earley items for one token",
+                    self.opts.limits.max_items_in_step
+                ),
                 "simplify the grammar (fewer ambiguous or right-recursive rules) or raise \
                  ParserLimits::max_items_in_step",
             ));
@@ -305,7 +315,9 @@ impl<L: Lexer> Parser<L> {
     /// as a special terminal; EOS: only checked to be allowed).
     pub fn consume_token(&mut self, vocab: &Vocabulary, tok: TokenId) -> Result<(), Error> {
         self.check_error()?;
-        let bytes = vocab.try_token_bytes(tok).map_err(|e| Error::new(ErrorKind::Rejected, e.to_string()))?;
+        let bytes = vocab
+            .try_token_bytes(tok)
+            .map_err(|e| Error::new(ErrorKind::Rejected, e.to_string()))?;
         if bytes.is_empty() {
             return Err(Error::new(ErrorKind::Rejected, format!("token {tok} has no bytes")));
         }
@@ -322,18 +334,28 @@ impl<L: Lexer> Parser<L> {
         self.check_error()?;
         self.start_step();
         let Some(r) = self.row_if_ended()? else {
-            return Err(Error::new(ErrorKind::Rejected, format!("special token {tok} not allowed here")));
+            return Err(Error::new(
+                ErrorKind::Rejected,
+                format!("special token {tok} not allowed here"),
+            ));
         };
         if self.opts.eos.contains(&tok) {
             if !self.chart.rows[r as usize].accepting {
-                return Err(Error::new(ErrorKind::Rejected, "EOS not allowed: the grammar is not accepting"));
+                return Err(Error::new(
+                    ErrorKind::Rejected,
+                    "EOS not allowed: the grammar is not accepting",
+                ));
             }
             self.token_ends.push(self.stack.len());
             return Ok(());
         }
-        let next = self.chart.scan(&self.cfg, &self.opts.limits, r, &LexemeSet::new(), Some(tok.0))?;
+        let next =
+            self.chart.scan(&self.cfg, &self.opts.limits, r, &LexemeSet::new(), Some(tok.0))?;
         let Some(r2) = next else {
-            return Err(Error::new(ErrorKind::Rejected, format!("special token {tok} not allowed here")));
+            return Err(Error::new(
+                ErrorKind::Rejected,
+                format!("special token {tok} not allowed here"),
+            ));
         };
         self.after_new_row(r2)?;
         // A special token takes the place of a byte on the stack; its byte is the marker.

@@ -92,8 +92,7 @@ impl TokTrie {
             |stack: &mut Vec<usize>, keep: usize, sizes: &mut Vec<(u32, u32)>, end: usize| {
                 // Every node popped now ends its subtree at `end`: the deepest closes
                 // `stack.len() - keep` levels, the next one up one fewer, and so on.
-                for j in keep..stack.len() {
-                    let n = stack[j];
+                for (j, &n) in stack.iter().enumerate().skip(keep) {
                     sizes[n] = ((end - n) as u32, (j - keep + 1) as u32);
                 }
                 stack.truncate(keep);
@@ -276,6 +275,22 @@ impl TokTrie {
         out
     }
 
+    /// The longest token that is a prefix of `bytes`, with its length.
+    pub fn longest_prefix_token(&self, bytes: &[u8]) -> Option<(TokenId, usize)> {
+        let mut n = 0;
+        let mut best = None;
+        for (i, &b) in bytes.iter().enumerate() {
+            match self.child_at_byte(n, b) {
+                Some(c) => n = c,
+                None => break,
+            }
+            if let Some(t) = self.nodes[n].token() {
+                best = Some((t, i + 1));
+            }
+        }
+        best
+    }
+
     /// Tokenizes `bytes` by longest match from the left. Not the canonical tokenization of
     /// a BPE tokenizer (use [`crate::Tokenizer::tokenize`] for that); returns `None` if some
     /// byte has no token.
@@ -283,35 +298,19 @@ impl TokTrie {
         let mut out = Vec::new();
         let mut i = 0;
         while i < bytes.len() {
-            let (len, tok) = self
-                .prefix_tokens(&bytes[i..])
-                .into_iter()
-                .map(|t| (self.token_len_at(&bytes[i..], t), t))
-                .last()?;
+            let (tok, len) = self.longest_prefix_token(&bytes[i..])?;
             out.push(tok);
             i += len;
         }
         Some(out)
     }
 
-    fn token_len_at(&self, bytes: &[u8], tok: TokenId) -> usize {
-        // The node path along `bytes` that ends in `tok` has as many nodes as tok has bytes.
-        let mut n = 0;
-        for (i, &b) in bytes.iter().enumerate() {
-            n = self.child_at_byte(n, b).expect("tok is a prefix of bytes");
-            if self.nodes[n].token() == Some(tok) {
-                return i + 1;
-            }
-        }
-        bytes.len()
-    }
-
-    /// Adds to `mask` every token allowed by `r`: token t is allowed iff `r` accepts every
-    /// byte of `start_prefix` followed by t's bytes... more precisely, the walk covers the
-    /// tokens that start with `start_prefix`, `r` is assumed to have consumed `start_prefix`
-    /// already, and such a token is allowed iff `r` accepts the rest of its bytes. With an
-    /// empty `start_prefix` this is the plain mask, special tokens included (asked through
-    /// [`Recognizer::special_allowed`]).
+    /// Adds to `mask` every token allowed by `r`. With an empty `start_prefix` this is the
+    /// plain mask: a regular token is allowed iff `r` accepts all its bytes, a special token
+    /// iff [`Recognizer::special_allowed`] says so. With a non-empty `start_prefix` (token
+    /// healing), `r` is assumed to have consumed the prefix already and the walk covers only
+    /// the regular tokens that start with it, each allowed iff `r` accepts the rest of its
+    /// bytes.
     ///
     /// The walk is one loop over the node array: a rejected byte skips the node's whole
     /// subtree; after a leaf or a skip it pops as many bytes as the levels that end there.

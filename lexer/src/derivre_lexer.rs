@@ -1,0 +1,496 @@
+//! [`DerivreLexer`]: the default implementation, a lazily built DFA whose states are
+//! hash-consed sets of live (lexeme, derivative) pairs, over the `derivre` crate.
+
+use std::sync::Arc;
+
+use derivre::raw::{DerivCache, ExprSet, NextByteCache, RelevanceCache};
+use derivre::{ExprRef, JsonQuoteOptions, NextByte, RegexAst, RegexBuilder};
+use hashbrown::HashMap;
+
+use crate::classes::ByteClasses;
+use crate::lexer::EMPTY;
+use crate::spec::fold;
+use crate::{
+    Containment, Error, ErrorKind, LexemeIdx, LexemeSet, Lexer, LexerLimits, LexerSpec, RegexSpec,
+    StateFlags, StateId,
+};
+
+/// Table entry of a transition not computed yet.
+const MISSING: StateId = StateId(u32::MAX);
+
+/// The members of a state: live (lexeme, expression) pairs, sorted by lexeme.
+type Members = Box<[(LexemeIdx, ExprRef)]>;
+
+/// The default [`Lexer`]: all lexeme expressions live in one derivre expression store; a
+/// state is the sorted set of (lexeme, expression) pairs still alive; transitions are
+/// cached in a flat table `table[state * num_classes + class_of[byte]]`, filled on a miss by
+/// taking derivatives on the raw byte.
+///
+/// `Clone` copies everything, warm table included; a clone is independent.
+#[derive(Clone)]
+pub struct DerivreLexer {
+    // --- hot ---
+    class_of: [u8; 256],
+    num_classes: usize,
+    table: Vec<StateId>,
+    num_transitions: usize,
+    flags: Vec<StateFlags>,
+    // --- per state, read when a lexeme ends ---
+    accepting: Vec<LexemeSet>,
+    possible: Vec<LexemeSet>,
+    forced: Vec<Option<u8>>,
+    members: Vec<Members>,
+    // --- cold ---
+    state_ids: HashMap<Members, StateId>,
+    start_cache: HashMap<LexemeSet, StateId>,
+    prefix_queries: HashMap<RegexSpec, Option<ExprRef>>,
+    exprs: ExprSet,
+    deriv: DerivCache,
+    relevance: RelevanceCache,
+    next_byte: NextByteCache,
+    lexeme_exprs: Vec<ExprRef>,
+    lazy: LexemeSet,
+    limits: LexerLimits,
+    spec: Arc<LexerSpec>,
+}
+
+impl std::fmt::Debug for DerivreLexer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DerivreLexer")
+            .field("num_lexemes", &self.lexeme_exprs.len())
+            .field("num_states", &self.flags.len())
+            .field("num_classes", &self.num_classes)
+            .field("num_bytes", &self.num_bytes())
+            .finish()
+    }
+}
+
+impl DerivreLexer {
+    /// Compiles `spec` with the default [`LexerLimits`].
+    pub fn new(spec: &LexerSpec) -> Result<Self, Error> {
+        Self::with_limits(Arc::new(spec.clone()), LexerLimits::default())
+    }
+
+    /// Compiles `spec`: parses and translates every lexeme (errors name the lexeme), computes
+    /// the byte classes, and creates only the DEAD state; everything else is built lazily.
+    pub fn with_limits(spec: Arc<LexerSpec>, limits: LexerLimits) -> Result<Self, Error> {
+        spec.validate(limits.max_depth)?;
+        let mut builder = RegexBuilder::new();
+        let mut lexeme_exprs = Vec::with_capacity(spec.len());
+        for l in &spec.lexemes {
+            let e = fold(&l.name, &l.regex, limits.max_depth, |node, args| {
+                translate(&mut builder, &l.name, node, args)
+            })?;
+            lexeme_exprs.push(e);
+            if builder.exprset().cost() > limits.total_fuel {
+                return Err(ErrorKind::TotalFuelExhausted { limit: limits.total_fuel }.into());
+            }
+        }
+        let classes = ByteClasses::for_spec(&spec);
+        let num_classes = classes.num_classes();
+        let mut lx = DerivreLexer {
+            class_of: *classes.map(),
+            num_classes,
+            table: Vec::new(),
+            num_transitions: 0,
+            flags: Vec::new(),
+            accepting: Vec::new(),
+            possible: Vec::new(),
+            forced: Vec::new(),
+            members: Vec::new(),
+            state_ids: HashMap::new(),
+            start_cache: HashMap::new(),
+            prefix_queries: HashMap::new(),
+            exprs: builder.into_exprset(),
+            deriv: DerivCache::new(),
+            relevance: RelevanceCache::new(),
+            next_byte: NextByteCache::new(),
+            lexeme_exprs,
+            lazy: spec.lazy_lexemes(),
+            limits,
+            spec,
+        };
+        let dead = lx.intern(Vec::new())?;
+        debug_assert_eq!(dead, StateId::DEAD);
+        // DEAD loops on itself.
+        lx.table.fill(StateId::DEAD);
+        Ok(lx)
+    }
+
+    /// The spec this lexer was built from.
+    pub fn spec(&self) -> &LexerSpec {
+        &self.spec
+    }
+
+    /// Transitions computed so far (table misses that were filled).
+    pub fn num_transitions(&self) -> usize {
+        self.num_transitions
+    }
+
+    /// The byte classes (columns of the transition table).
+    pub fn num_classes(&self) -> usize {
+        self.num_classes
+    }
+
+    /// Bytes of the transition table alone.
+    pub fn table_bytes(&self) -> usize {
+        self.table.capacity() * std::mem::size_of::<StateId>()
+    }
+
+    /// Work done by the derivative engine so far (compilation included), in fuel units.
+    pub fn fuel_used(&self) -> u64 {
+        self.exprs.cost()
+    }
+
+    /// Cold path of [`Lexer::advance`]: a table miss (or an unknown state). Runs derivatives
+    /// on the raw byte for every live lexeme, interns the resulting set, fills the table
+    /// entry for the byte's class.
+    #[inline(never)]
+    #[cold]
+    fn advance_cold(&mut self, state: StateId, byte: u8) -> Result<StateId, Error> {
+        let Some(members) = self.members.get(state.as_usize()) else {
+            return Err(ErrorKind::InvalidState { state: state.0 }.into());
+        };
+        let members = members.clone();
+        let cost0 = self.exprs.cost();
+        let mut next = Vec::with_capacity(members.len());
+        for &(lx, e) in members.iter() {
+            let d = self.deriv.derivative(&mut self.exprs, e, byte);
+            self.check_step_fuel(cost0)?;
+            if self.is_live(d, cost0)? {
+                next.push((lx, d));
+            }
+        }
+        let s = self.intern(next)?;
+        let idx = state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
+        self.table[idx] = s;
+        self.num_transitions += 1;
+        Ok(s)
+    }
+
+    fn check_step_fuel(&self, cost0: u64) -> Result<(), Error> {
+        let used = self.exprs.cost() - cost0;
+        if used > self.limits.step_fuel {
+            return Err(ErrorKind::StepFuelExhausted { limit: self.limits.step_fuel }.into());
+        }
+        if self.exprs.cost() > self.limits.total_fuel {
+            return Err(ErrorKind::TotalFuelExhausted { limit: self.limits.total_fuel }.into());
+        }
+        Ok(())
+    }
+
+    /// Whether `e` matches some string. Expressions with `&`/`~` can be empty without being
+    /// `NO_MATCH`; the relevance check decides, within the step's remaining fuel.
+    fn is_live(&mut self, e: ExprRef, cost0: u64) -> Result<bool, Error> {
+        if e == ExprRef::NO_MATCH {
+            return Ok(false);
+        }
+        let left = self.limits.step_fuel.saturating_sub(self.exprs.cost() - cost0);
+        match self.relevance.is_non_empty_limited(&mut self.exprs, e, left) {
+            Ok(r) => {
+                self.check_step_fuel(cost0)?;
+                Ok(r)
+            }
+            Err(_) => Err(ErrorKind::StepFuelExhausted { limit: self.limits.step_fuel }.into()),
+        }
+    }
+
+    /// Finds or creates the state for `members` (each member live), computing its per-state
+    /// arrays and adding a table row of MISSING entries.
+    fn intern(&mut self, mut members: Vec<(LexemeIdx, ExprRef)>) -> Result<StateId, Error> {
+        members.sort_unstable();
+        let members: Members = members.into_boxed_slice();
+        if let Some(&s) = self.state_ids.get(&members) {
+            return Ok(s);
+        }
+        if self.flags.len() >= self.limits.max_states {
+            return Err(ErrorKind::TooManyStates { limit: self.limits.max_states }.into());
+        }
+        let cost0 = self.exprs.cost();
+        let mut accepting = LexemeSet::new();
+        let mut possible = LexemeSet::new();
+        let mut extensible = false;
+        let mut forced: Option<Option<u8>> = None; // None: no member seen yet
+        for &(lx, e) in members.iter() {
+            possible.insert(lx);
+            if self.exprs.is_nullable(e) {
+                accepting.insert(lx);
+            }
+            // Exact single next byte, when derivre can tell cheaply.
+            let nb = self.next_byte.next_byte(&self.exprs, e);
+            let f = match nb {
+                NextByte::ForcedByte(b) => Some(b),
+                _ => None,
+            };
+            forced = Some(match forced {
+                None => f,
+                Some(prev) if prev == f => f,
+                Some(_) => None,
+            });
+            if !extensible {
+                extensible = match nb {
+                    NextByte::ForcedEOI | NextByte::Dead => false,
+                    NextByte::ForcedByte(_) => true,
+                    _ => {
+                        // Does `e` match a non-empty string?
+                        let ne = self.exprs.mk_and(&mut vec![e, ExprRef::NON_EMPTY_BYTE_STRING]);
+                        self.is_live(ne, cost0)?
+                    }
+                };
+            }
+        }
+        let mut flags = StateFlags::empty();
+        if !accepting.is_empty() {
+            flags = flags.union(StateFlags::ACCEPTING);
+            if accepting.intersects(&self.lazy) {
+                flags = flags.union(StateFlags::LAZY_ACCEPTING);
+            }
+        }
+        if !extensible && !members.is_empty() {
+            flags = flags.union(StateFlags::NO_EXTENSION);
+        }
+        let forced = if accepting.is_empty() { forced.flatten() } else { None };
+        let id = StateId::new(self.flags.len());
+        self.flags.push(flags);
+        self.accepting.push(accepting);
+        self.possible.push(possible);
+        self.forced.push(forced);
+        self.members.push(members.clone());
+        self.state_ids.insert(members, id);
+        self.table.resize(self.table.len() + self.num_classes, MISSING);
+        Ok(id)
+    }
+
+    /// The query compiled into this lexer's expression store (cached); `None` when it uses
+    /// `json_quote` (only available through derivre's builder) or does not compile.
+    fn prefix_query_expr(&mut self, query: &RegexSpec) -> Option<ExprRef> {
+        if let Some(&e) = self.prefix_queries.get(query) {
+            return e;
+        }
+        let exprs = &mut self.exprs;
+        let e = fold("query", query, self.limits.max_depth, |node, args| {
+            translate_raw(exprs, node, args).ok_or_else(|| {
+                Error::from(ErrorKind::Unsupported { lexeme: "query".into(), feature: node.tag() })
+            })
+        })
+        .ok();
+        self.prefix_queries.insert(query.clone(), e);
+        e
+    }
+}
+
+/// Translates one node of a containment query straight into an expression store (no
+/// builder); `None` for `json_quote` and for a regex that does not parse.
+fn translate_raw(x: &mut ExprSet, node: &RegexSpec, mut args: Vec<ExprRef>) -> Option<ExprRef> {
+    Some(match node {
+        RegexSpec::Literal(s) => x.mk_literal(s),
+        RegexSpec::Bytes(s) => x.mk_byte_literal(s),
+        RegexSpec::ByteSet(ranges) => match byte_set(ranges) {
+            RegexAst::Byte(b) => x.mk_byte(b),
+            RegexAst::ByteSet(set) => x.mk_byte_set(&set),
+            _ => ExprRef::NO_MATCH,
+        },
+        RegexSpec::Regex(rx) => {
+            x.parse_expr(regex_syntax::ParserBuilder::new().build(), rx, false).ok()?
+        }
+        RegexSpec::Concat(_) => x.mk_concat_vec(&args),
+        RegexSpec::Or(_) => x.mk_or(&mut args),
+        RegexSpec::And(_) => x.mk_and(&mut args),
+        RegexSpec::Not(_) => x.mk_not(args[0]),
+        RegexSpec::Repeat { min, max, .. } => x.mk_repeat(args[0], *min, max.unwrap_or(u32::MAX)),
+        RegexSpec::MultipleOf { divisor, scale } => {
+            x.mk_remainder_is(*divisor, *divisor, *scale, false)
+        }
+        RegexSpec::LookAhead(_) => x.mk_lookahead(args[0], 0),
+        RegexSpec::Empty => ExprRef::EMPTY_STRING,
+        RegexSpec::NoMatch => ExprRef::NO_MATCH,
+        RegexSpec::JsonQuote { .. } => return None,
+    })
+}
+
+/// A byte set as derivre wants it: `Byte` for one byte, `ByteSet` (8 words) for more,
+/// `NoMatch` for none (derivre expects byte sets of at least two bytes).
+fn byte_set(ranges: &[(u8, u8)]) -> RegexAst {
+    let mut set = [0u32; 8];
+    for &(lo, hi) in ranges {
+        for x in lo..=hi {
+            set[x as usize / 32] |= 1 << (x % 32);
+        }
+    }
+    let n: u32 = set.iter().map(|w| w.count_ones()).sum();
+    match n {
+        0 => RegexAst::NoMatch,
+        1 => {
+            let b = (0..=255u8).find(|&b| set[b as usize / 32] & (1 << (b % 32)) != 0).unwrap_or(0);
+            RegexAst::Byte(b)
+        }
+        _ => RegexAst::ByteSet(set.to_vec()),
+    }
+}
+
+/// Translates one spec node into derivre, given its children's expressions.
+fn translate(
+    b: &mut RegexBuilder,
+    lexeme: &str,
+    node: &RegexSpec,
+    args: Vec<ExprRef>,
+) -> Result<ExprRef, Error> {
+    let refs = |args: Vec<ExprRef>| args.into_iter().map(RegexAst::ExprRef).collect::<Vec<_>>();
+    let one = |args: &[ExprRef]| Box::new(RegexAst::ExprRef(args[0]));
+    let ast = match node {
+        RegexSpec::Literal(s) => RegexAst::Literal(s.clone()),
+        RegexSpec::Bytes(s) => RegexAst::ByteLiteral(s.clone()),
+        RegexSpec::ByteSet(ranges) => byte_set(ranges),
+        RegexSpec::Regex(rx) => {
+            return b.mk(&RegexAst::Regex(rx.clone())).map_err(|e| {
+                ErrorKind::Regex { lexeme: lexeme.to_string(), message: e.to_string() }.into()
+            })
+        }
+        RegexSpec::Concat(_) => RegexAst::Concat(refs(args)),
+        RegexSpec::Or(_) => RegexAst::Or(refs(args)),
+        RegexSpec::And(_) => RegexAst::And(refs(args)),
+        RegexSpec::Not(_) => RegexAst::Not(one(&args)),
+        RegexSpec::Repeat { min, max, .. } => {
+            // validate() has checked min <= max (derivre panics otherwise).
+            RegexAst::Repeat(one(&args), *min, max.unwrap_or(u32::MAX))
+        }
+        RegexSpec::JsonQuote { raw, allowed_escapes, .. } => RegexAst::JsonQuote(
+            one(&args),
+            JsonQuoteOptions {
+                allowed_escapes: allowed_escapes
+                    .clone()
+                    .unwrap_or_else(|| "nrbtf\\\"u".to_string()),
+                raw_mode: *raw,
+            },
+        ),
+        // validate() has checked divisor > 0.
+        RegexSpec::MultipleOf { divisor, scale } => RegexAst::MultipleOf(*divisor, *scale),
+        RegexSpec::LookAhead(_) => RegexAst::LookAhead(one(&args)),
+        RegexSpec::Empty => RegexAst::EmptyString,
+        RegexSpec::NoMatch => RegexAst::NoMatch,
+    };
+    b.mk(&ast).map_err(|e| {
+        ErrorKind::InvalidSpec { lexeme: lexeme.to_string(), message: e.to_string() }.into()
+    })
+}
+
+impl Lexer for DerivreLexer {
+    fn num_lexemes(&self) -> usize {
+        self.lexeme_exprs.len()
+    }
+
+    fn num_states(&self) -> usize {
+        self.flags.len()
+    }
+
+    fn start_state(&mut self, allowed: &LexemeSet) -> Result<StateId, Error> {
+        if let Some(&s) = self.start_cache.get(allowed) {
+            return Ok(s);
+        }
+        let n = self.lexeme_exprs.len();
+        if allowed.bound() > n {
+            return Err(ErrorKind::InvalidLexeme {
+                idx: allowed.bound() as u32 - 1,
+                num_lexemes: n,
+            }
+            .into());
+        }
+        let cost0 = self.exprs.cost();
+        let mut members = Vec::with_capacity(allowed.len());
+        for lx in allowed.iter() {
+            let e = self.lexeme_exprs[lx.as_usize()];
+            if self.is_live(e, cost0)? {
+                members.push((lx, e));
+            }
+        }
+        let s = self.intern(members)?;
+        self.start_cache.insert(allowed.clone(), s);
+        Ok(s)
+    }
+
+    /// One table lookup when warm; no hashing, no derivative.
+    #[inline(always)]
+    fn advance(&mut self, state: StateId, byte: u8) -> Result<StateId, Error> {
+        let idx = state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
+        match self.table.get(idx) {
+            Some(&next) if next != MISSING => Ok(next),
+            _ => self.advance_cold(state, byte),
+        }
+    }
+
+    #[inline]
+    fn flags(&self, state: StateId) -> StateFlags {
+        self.flags.get(state.as_usize()).copied().unwrap_or_default()
+    }
+
+    fn accepting(&self, state: StateId) -> &LexemeSet {
+        self.accepting.get(state.as_usize()).unwrap_or(&EMPTY)
+    }
+
+    fn possible(&self, state: StateId) -> &LexemeSet {
+        self.possible.get(state.as_usize()).unwrap_or(&EMPTY)
+    }
+
+    fn forced_byte(&mut self, state: StateId) -> Result<Option<u8>, Error> {
+        Ok(self.forced.get(state.as_usize()).copied().flatten())
+    }
+
+    fn lookahead_len(&self, state: StateId, lexeme: LexemeIdx) -> usize {
+        let Some(members) = self.members.get(state.as_usize()) else {
+            return 0;
+        };
+        match members.binary_search_by_key(&lexeme, |m| m.0) {
+            Ok(i) => self.exprs.lookahead_len(members[i].1).unwrap_or(0),
+            Err(_) => 0,
+        }
+    }
+
+    fn check_prefixes(&mut self, state: StateId, query: &RegexSpec) -> Containment {
+        let Some(small) = self.prefix_query_expr(query) else {
+            return Containment::Unknown;
+        };
+        let Some(members) = self.members.get(state.as_usize()) else {
+            return Containment::Unknown;
+        };
+        if members.is_empty() {
+            return Containment::Unknown;
+        }
+        let mut alts: Vec<ExprRef> = members.iter().map(|m| m.1).collect();
+        let big = self.exprs.mk_or(&mut alts);
+        match self.relevance.is_contained_in_prefixes(
+            &mut self.exprs,
+            &mut self.deriv,
+            small,
+            big,
+            self.limits.containment_fuel,
+            true,
+        ) {
+            Ok(true) => Containment::Contained,
+            _ => Containment::Unknown,
+        }
+    }
+
+    fn num_bytes(&self) -> usize {
+        let sets: usize = self
+            .accepting
+            .iter()
+            .chain(&self.possible)
+            .map(|s| s.num_bytes() + std::mem::size_of::<LexemeSet>())
+            .sum();
+        let members: usize = self
+            .members
+            .iter()
+            .map(|m| 2 * std::mem::size_of_val::<[(LexemeIdx, ExprRef)]>(m))
+            .sum();
+        self.table_bytes()
+            + self.flags.capacity()
+            + self.forced.capacity() * 2
+            + sets
+            + members
+            + self.state_ids.capacity() * (std::mem::size_of::<Members>() + 4)
+            + self.exprs.num_bytes()
+            + self.deriv.num_bytes()
+            + self.relevance.num_bytes()
+            + self.next_byte.num_bytes()
+    }
+}

@@ -1,0 +1,242 @@
+//! Behaviour of the public API beyond the conformance cases: limits and errors, the warm
+//! table, look-ahead, containment, skip lexemes, the `Checked` wrapper, serde.
+
+use std::sync::Arc;
+
+use lexer::{
+    AutomataLexer, Checked, ErrorKind, LexemeIdx, LexemeKind, LexemeSet, Lexer, LexerLimits,
+    LexerSpec, RegexSpec, StateFlags, StateId,
+};
+
+fn spec(lexemes: &[(&str, RegexSpec, LexemeKind)]) -> LexerSpec {
+    let mut s = LexerSpec::new();
+    for (n, r, k) in lexemes {
+        s.add(*n, r.clone(), *k);
+    }
+    s
+}
+
+#[test]
+fn spec_serde_round_trip() {
+    let s = spec(&[
+        ("A", RegexSpec::regex("[a-z]+"), LexemeKind::Greedy),
+        (
+            "B",
+            RegexSpec::Repeat { expr: Box::new(RegexSpec::literal("x")), min: 1, max: None },
+            LexemeKind::SkipOnce,
+        ),
+    ]);
+    let j = serde_json::to_string(&s).unwrap();
+    assert!(j.contains(r#""kind":"skip_once""#), "{j}");
+    let back: LexerSpec = serde_json::from_str(&j).unwrap();
+    assert_eq!(back, s);
+}
+
+#[test]
+fn unsupported_constructs_are_a_clear_error_in_automata() {
+    let s =
+        spec(&[("NOT_A", RegexSpec::Not(Box::new(RegexSpec::literal("a"))), LexemeKind::Greedy)]);
+    let e = AutomataLexer::new(&s).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::Unsupported { feature: "not", lexeme } if lexeme == "NOT_A")
+    );
+    assert!(e.to_string().contains("not supported"), "{e}");
+}
+
+#[test]
+fn bad_ids_are_errors_not_panics() {
+    let s = spec(&[("A", RegexSpec::literal("a"), LexemeKind::Greedy)]);
+    let mut l = AutomataLexer::new(&s).unwrap();
+    let bad: LexemeSet = [LexemeIdx(5)].into_iter().collect();
+    assert!(matches!(
+        l.start_state(&bad).unwrap_err().kind(),
+        ErrorKind::InvalidLexeme { idx: 5, .. }
+    ));
+    assert!(matches!(
+        l.advance(StateId(99), b'a').unwrap_err().kind(),
+        ErrorKind::InvalidState { state: 99 }
+    ));
+    assert_eq!(l.flags(StateId(99)), StateFlags::empty());
+    assert!(l.accepting(StateId(99)).is_empty());
+}
+
+#[test]
+fn too_many_states_automata() {
+    let s = Arc::new(spec(&[("A", RegexSpec::regex("[a-z]{0,40}"), LexemeKind::Greedy)]));
+    let limits = LexerLimits { max_states: 10, ..LexerLimits::default() };
+    let e = AutomataLexer::with_limits(s, limits).unwrap_err();
+    assert!(e.is_limit(), "{e}");
+}
+
+/// A foreign lexer that returns a state id it never created.
+struct Liar;
+impl Lexer for Liar {
+    fn num_lexemes(&self) -> usize {
+        1
+    }
+    fn num_states(&self) -> usize {
+        2
+    }
+    fn start_state(&mut self, _: &LexemeSet) -> Result<StateId, lexer::Error> {
+        Ok(StateId(1))
+    }
+    fn advance(&mut self, _: StateId, _: u8) -> Result<StateId, lexer::Error> {
+        Ok(StateId(7))
+    }
+    fn flags(&self, _: StateId) -> StateFlags {
+        StateFlags::empty()
+    }
+    fn accepting(&self, _: StateId) -> &LexemeSet {
+        const { &LexemeSet::new() }
+    }
+    fn possible(&self, _: StateId) -> &LexemeSet {
+        const { &LexemeSet::new() }
+    }
+    fn num_bytes(&self) -> usize {
+        0
+    }
+}
+
+#[test]
+fn checked_catches_out_of_bounds_states() {
+    let mut l = Checked::new(Liar);
+    let s = l.start_state(&LexemeSet::all(1)).unwrap();
+    let e = l.advance(s, b'x').unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::ForeignLexer { .. }), "{e}");
+}
+
+#[cfg(feature = "derivre")]
+mod derivre_lexer {
+    use super::*;
+    use lexer::{tokenize, Containment, DerivreLexer, Step};
+
+    #[test]
+    fn regex_errors_name_the_lexeme() {
+        let s = spec(&[("BROKEN", RegexSpec::regex("a(b"), LexemeKind::Greedy)]);
+        let e = DerivreLexer::new(&s).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Regex { lexeme, .. } if lexeme == "BROKEN"));
+        assert!(e.to_string().contains("BROKEN"), "{e}");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error() {
+        let mut r = RegexSpec::literal("a");
+        for _ in 0..1000 {
+            r = RegexSpec::Concat(vec![r]);
+        }
+        let s = spec(&[("DEEP", r, LexemeKind::Greedy)]);
+        let e = DerivreLexer::new(&s).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::TooDeep { limit: 200, .. }), "{e}");
+        let e = AutomataLexer::new(&s).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::TooDeep { .. }), "{e}");
+    }
+
+    #[test]
+    fn state_limit_is_an_error() {
+        let s = Arc::new(spec(&[("A", RegexSpec::regex("[a-z]{0,100}"), LexemeKind::Greedy)]));
+        let limits = LexerLimits { max_states: 20, ..LexerLimits::default() };
+        let mut l = DerivreLexer::with_limits(s.clone(), limits).unwrap();
+        let e = tokenize(&mut l, &s.all(), &[b'a'; 50]).unwrap_err();
+        assert!(
+            matches!(e, lexer::TokenizeError::Lexer(ref e) if matches!(e.kind(), ErrorKind::TooManyStates { limit: 20 })),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn fuel_limit_is_an_error() {
+        // Intersections of counted repeats make large derivatives.
+        let rx = RegexSpec::And(vec![
+            RegexSpec::regex("(a|b)*a(a|b){12}"),
+            RegexSpec::Not(Box::new(RegexSpec::regex("(a|b)*b(a|b){11}"))),
+        ]);
+        let s = Arc::new(spec(&[("HARD", rx, LexemeKind::Greedy)]));
+        let limits = LexerLimits { step_fuel: 50, ..LexerLimits::default() };
+        let mut l = DerivreLexer::with_limits(s.clone(), limits).unwrap();
+        let e = tokenize(&mut l, &s.all(), b"abababababababab").unwrap_err();
+        assert!(
+            matches!(e, lexer::TokenizeError::Lexer(ref e) if matches!(e.kind(), ErrorKind::StepFuelExhausted { limit: 50 })),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn warm_transitions_build_nothing() {
+        let s = spec(&[
+            ("ID", RegexSpec::regex("[a-z]+"), LexemeKind::Greedy),
+            ("WS", RegexSpec::regex(" +"), LexemeKind::Skip),
+        ]);
+        let mut l = DerivreLexer::new(&s).unwrap();
+        let input = b"hello world foo bar";
+        let a = tokenize(&mut l, &s.all(), input).unwrap();
+        let (states, fuel) = (l.num_states(), l.fuel_used());
+        let b = tokenize(&mut l, &s.all(), input).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(l.num_states(), states);
+        assert_eq!(l.fuel_used(), fuel, "a warm pass ran the derivative engine");
+        // A clone keeps the warm table and is independent.
+        let mut c = l.clone();
+        tokenize(&mut c, &s.all(), b"zzz").unwrap();
+        assert_eq!(l.fuel_used(), fuel);
+    }
+
+    #[test]
+    fn skip_lexemes_are_reported() {
+        let s = spec(&[
+            ("NUM", RegexSpec::regex("[0-9]+"), LexemeKind::Greedy),
+            ("WS", RegexSpec::regex("[ ]+"), LexemeKind::Skip),
+        ]);
+        let num = s.lookup("NUM").unwrap();
+        let mut allowed: LexemeSet = [num].into_iter().collect();
+        allowed.union_with(&s.skip_lexemes(Default::default()));
+        let mut l = DerivreLexer::new(&s).unwrap();
+        let st = l.start_state(&allowed).unwrap();
+        let Step::Continue(ws) = l.step(st, b' ').unwrap() else { panic!() };
+        assert_eq!(l.accepting(ws), &s.skip_lexemes(Default::default()));
+        assert_eq!(l.step(ws, b'1').unwrap(), Step::EndBefore);
+    }
+
+    #[test]
+    fn lookahead_length_is_reported() {
+        let s = spec(&[(
+            "TEXT",
+            RegexSpec::Concat(vec![
+                RegexSpec::regex("[a-z]*"),
+                RegexSpec::LookAhead(Box::new(RegexSpec::literal("<END>"))),
+            ]),
+            LexemeKind::Lazy,
+        )]);
+        let mut l = DerivreLexer::new(&s).unwrap();
+        let t = tokenize(&mut l, &s.all(), b"abc<END>").unwrap();
+        assert_eq!(t.len(), 1);
+        assert_eq!((t[0].end, t[0].lookahead), (8, 5));
+    }
+
+    #[test]
+    fn containment_of_a_slice_in_a_string_body() {
+        let s = spec(&[("STRING", RegexSpec::regex(r#""[^"\\\x00-\x1F]*""#), LexemeKind::Greedy)]);
+        let mut l = DerivreLexer::new(&s).unwrap();
+        let st = l.start_state(&s.all()).unwrap();
+        let inside = l.advance(st, b'"').unwrap();
+        let slice = RegexSpec::regex(r#"[^"\\\x00-\x1F\x7F]{1,10}"#);
+        assert_eq!(l.check_prefixes(inside, &slice), Containment::Contained);
+        // Before the opening quote, or with quotes in the slice, it is not proven.
+        assert_eq!(l.check_prefixes(st, &slice), Containment::Unknown);
+        let with_quote = RegexSpec::regex(r#"[a"]{1,10}"#);
+        assert_eq!(l.check_prefixes(inside, &with_quote), Containment::Unknown);
+        // The default for an implementation without the query.
+        let mut a = AutomataLexer::new(&s).unwrap();
+        let st = a.start_state(&s.all()).unwrap();
+        assert_eq!(a.check_prefixes(st, &slice), Containment::Unknown);
+    }
+
+    #[test]
+    fn table_memory_is_states_times_classes() {
+        let s = spec(&[("ID", RegexSpec::regex("[a-z]+"), LexemeKind::Greedy)]);
+        let mut l = DerivreLexer::new(&s).unwrap();
+        tokenize(&mut l, &s.all(), b"abc").unwrap();
+        assert_eq!(l.num_classes(), 3);
+        assert!(l.table_bytes() >= l.num_states() * l.num_classes() * 4);
+        assert!(l.num_bytes() > l.table_bytes());
+    }
+}
