@@ -1,0 +1,464 @@
+//! IR → [`earley::Cfg`] + [`lexer::LexerSpec`]: EBNF lowered to plain rules (fresh
+//! nonterminals for nested groups, left recursion for `*` and `+`, O(log n) rules for
+//! counted repeats), lexemes deduplicated, special tokens resolved against the vocabulary.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use earley::{Cfg, CfgBuilder, CfgLimits, SymIdx, SymbolProps};
+use lexer::{LexemeIdx, LexemeKind, LexemeSet, LexerSpec, RegexSpec};
+use toktrie::Vocabulary;
+
+use crate::ir::{Expr, Grammar, GrammarOptions, GrammarSet, SpecialToken};
+use crate::{Error, ErrorKind};
+
+/// Limits of grammar compilation; each is an [`ErrorKind::Limit`] error when hit.
+#[derive(Clone, Debug)]
+pub struct CompileLimits {
+    /// Nesting depth of rule bodies (default 400).
+    pub max_depth: usize,
+    /// Largest bound of a counted repeat `{m,n}` on rules (default 100,000).
+    pub max_repeat: u32,
+    /// Size of the flat rule array (default 2,000,000).
+    pub max_rule_array: usize,
+    /// Number of lexemes (default 100,000).
+    pub max_lexemes: usize,
+}
+
+impl Default for CompileLimits {
+    fn default() -> Self {
+        CompileLimits { max_depth: 400, max_repeat: 100_000, max_rule_array: 2_000_000, max_lexemes: 100_000 }
+    }
+}
+
+/// A compiled grammar: what a parser needs, immutable and shareable.
+#[derive(Clone, Debug)]
+pub struct CompiledGrammar {
+    /// The context-free grammar.
+    pub cfg: Arc<Cfg>,
+    /// The lexemes.
+    pub spec: Arc<LexerSpec>,
+    /// Lexemes skipped between others (`%ignore`).
+    pub skip: LexemeSet,
+    /// The top grammar's options.
+    pub options: GrammarOptions,
+}
+
+/// Compiles a grammar set. `vocab` resolves special tokens by name and checks ids; without
+/// it, special tokens are an error.
+pub fn compile(
+    set: &GrammarSet,
+    vocab: Option<&Vocabulary>,
+    limits: &CompileLimits,
+) -> Result<CompiledGrammar, Error> {
+    if set.grammars.is_empty() {
+        return Err(Error::new(ErrorKind::Name, "the grammar set is empty"));
+    }
+    let mut l = Lowering {
+        set,
+        vocab,
+        limits,
+        b: CfgBuilder::new(),
+        spec: LexerSpec::new(),
+        lexemes: HashMap::new(),
+        lexeme_syms: HashMap::new(),
+        rule_syms: HashMap::new(),
+        grammar_starts: HashMap::new(),
+        powers: HashMap::new(),
+        fresh: 0,
+        empty: None,
+    };
+    // Symbols for all rules of all grammars first (rules may refer forward).
+    for (gi, g) in set.grammars.iter().enumerate() {
+        for r in &g.rules {
+            let name = l.qualified(gi, &r.name);
+            if l.rule_syms.contains_key(&(gi, r.name.clone())) {
+                return Err(Error::new(ErrorKind::Name, format!("rule {name} is defined twice")));
+            }
+            let s = l.b.nonterminal(&name);
+            l.rule_syms.insert((gi, r.name.clone()), s);
+        }
+        let start = l.rule_syms.get(&(gi, g.start.clone())).copied().ok_or_else(|| {
+            Error::new(ErrorKind::Name, format!("start rule {} is not defined", l.qualified(gi, &g.start)))
+        })?;
+        if let Some(n) = &g.name {
+            l.grammar_starts.insert(n.clone(), (gi, start));
+        }
+    }
+    for (gi, g) in set.grammars.iter().enumerate() {
+        for r in &g.rules {
+            let lhs = l.rule_syms[&(gi, r.name.clone())];
+            let ctx = format!("in rule {}", l.qualified(gi, &r.name));
+            l.lower_rule(gi, g, r, lhs).map_err(|e| e.context(&ctx))?;
+        }
+    }
+    // Skip lexemes: the top grammar's %ignore; sub-grammars must agree.
+    let top = &set.grammars[0];
+    for g in &set.grammars[1..] {
+        if g.ignore != top.ignore && !g.ignore.is_empty() {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "grammar @{} has a different %ignore than the top grammar: not supported yet",
+                    g.name.as_deref().unwrap_or("?")
+                ),
+            ));
+        }
+    }
+    let mut skip = LexemeSet::new();
+    for (i, rx) in top.ignore.iter().enumerate() {
+        let idx = l.spec.add(format!("%ignore{i}"), rx.clone(), LexemeKind::Skip);
+        skip.insert(idx);
+    }
+    if l.spec.len() > limits.max_lexemes {
+        return Err(Error::new(
+            ErrorKind::Limit,
+            format!("{} lexemes, limit {}", l.spec.len(), limits.max_lexemes),
+        ));
+    }
+    let start = l.rule_syms[&(0, top.start.clone())];
+    let cfg = l
+        .b
+        .build(start, &CfgLimits { max_rule_array: limits.max_rule_array })
+        .map_err(|e| Error::new(ErrorKind::Value, e.to_string()))?;
+    Ok(CompiledGrammar { cfg: Arc::new(cfg), spec: Arc::new(l.spec), skip, options: top.options.clone() })
+}
+
+struct Lowering<'a> {
+    set: &'a GrammarSet,
+    vocab: Option<&'a Vocabulary>,
+    limits: &'a CompileLimits,
+    b: CfgBuilder,
+    spec: LexerSpec,
+    lexemes: HashMap<(RegexSpec, LexemeKind), LexemeIdx>,
+    lexeme_syms: HashMap<LexemeIdx, SymIdx>,
+    rule_syms: HashMap<(usize, String), SymIdx>,
+    grammar_starts: HashMap<String, (usize, SymIdx)>,
+    /// For a symbol x: x, xx, xxxx, ... (exactly 2^i repetitions).
+    powers: HashMap<SymIdx, Vec<SymIdx>>,
+    fresh: usize,
+    empty: Option<SymIdx>,
+}
+
+impl Lowering<'_> {
+    fn qualified(&self, gi: usize, name: &str) -> String {
+        match (gi, &self.set.grammars[gi].name) {
+            (0, _) | (_, None) => name.to_string(),
+            (_, Some(g)) => format!("@{g}.{name}"),
+        }
+    }
+
+    fn fresh_nt(&mut self, hint: &str) -> SymIdx {
+        self.fresh += 1;
+        let name = format!("{hint}#{}", self.fresh);
+        self.b.nonterminal(&name)
+    }
+
+    fn lexeme_sym(&mut self, name: &str, rx: RegexSpec, kind: LexemeKind) -> SymIdx {
+        let key = (rx, kind);
+        let idx = match self.lexemes.get(&key) {
+            Some(&i) => i,
+            None => {
+                let i = self.spec.add(name.to_string(), key.0.clone(), kind);
+                self.lexemes.insert(key, i);
+                i
+            }
+        };
+        if let Some(&s) = self.lexeme_syms.get(&idx) {
+            return s;
+        }
+        let s = self.b.lexeme(name, idx);
+        self.lexeme_syms.insert(idx, s);
+        s
+    }
+
+    fn lower_rule(&mut self, gi: usize, g: &Grammar, r: &crate::ir::Rule, lhs: SymIdx) -> Result<(), Error> {
+        let a = &r.attrs;
+        if a.stop_capture.is_some() {
+            return Err(Error::new(ErrorKind::Unsupported, "stop_capture is not supported yet"));
+        }
+        if a.is_lexeme() {
+            let body = self.to_regex(gi, g, &r.body, 0)?;
+            let rx = match (&a.stop, &a.suffix) {
+                (Some(_), Some(_)) => {
+                    return Err(Error::new(ErrorKind::Value, "a rule cannot have both stop and suffix"))
+                }
+                (Some(s), None) | (None, Some(s)) => RegexSpec::Concat(vec![body, s.clone()]),
+                (None, None) => body,
+            };
+            let t = self.lexeme_sym(&r.name.to_uppercase(), rx, LexemeKind::Lazy);
+            self.b.rule(lhs, vec![t]);
+        } else {
+            let alts = self.alternatives(gi, &r.body, 0)?;
+            for alt in alts {
+                self.b.rule(lhs, alt);
+            }
+        }
+        if a.capture.is_some() || a.max_tokens.is_some() || a.temperature.is_some() {
+            self.b.set_props(
+                lhs,
+                SymbolProps { capture: a.capture.clone(), max_tokens: a.max_tokens, temperature: a.temperature },
+            );
+        }
+        Ok(())
+    }
+
+    fn check_depth(&self, depth: usize) -> Result<(), Error> {
+        if depth > self.limits.max_depth {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                format!("rule nesting deeper than {} levels", self.limits.max_depth),
+            ));
+        }
+        Ok(())
+    }
+
+    fn alternatives(&mut self, gi: usize, e: &Expr, depth: usize) -> Result<Vec<Vec<SymIdx>>, Error> {
+        match e {
+            Expr::Alt(alts) => alts.iter().map(|a| self.seq(gi, a, depth + 1)).collect(),
+            _ => Ok(vec![self.seq(gi, e, depth + 1)?]),
+        }
+    }
+
+    fn seq(&mut self, gi: usize, e: &Expr, depth: usize) -> Result<Vec<SymIdx>, Error> {
+        self.check_depth(depth)?;
+        match e {
+            Expr::Empty => Ok(vec![]),
+            Expr::Seq(xs) => {
+                let mut out = Vec::new();
+                for x in xs {
+                    out.extend(self.seq(gi, x, depth + 1)?);
+                }
+                Ok(out)
+            }
+            _ => Ok(vec![self.sym(gi, e, depth + 1)?]),
+        }
+    }
+
+    fn sym(&mut self, gi: usize, e: &Expr, depth: usize) -> Result<SymIdx, Error> {
+        self.check_depth(depth)?;
+        let g = &self.set.grammars[gi];
+        match e {
+            Expr::Rule(name) => self
+                .rule_syms
+                .get(&(gi, name.clone()))
+                .copied()
+                .ok_or_else(|| Error::new(ErrorKind::Name, format!("unknown rule {name}"))),
+            Expr::Terminal(name) => {
+                let t = g
+                    .terminals
+                    .iter()
+                    .find(|t| &t.name == name)
+                    .ok_or_else(|| Error::new(ErrorKind::Name, format!("unknown terminal {name}")))?;
+                let kind = if t.lazy { LexemeKind::Lazy } else { LexemeKind::Greedy };
+                Ok(self.lexeme_sym(name, t.regex.clone(), kind))
+            }
+            Expr::Lexeme(rx) => {
+                let name = match rx {
+                    RegexSpec::Literal(s) => format!("{s:?}"),
+                    RegexSpec::Regex(s) => format!("/{s}/"),
+                    _ => "lexeme".to_string(),
+                };
+                Ok(self.lexeme_sym(&name, rx.clone(), LexemeKind::Greedy))
+            }
+            Expr::Special(sp) => {
+                let ranges = self.special_ranges(sp)?;
+                Ok(self.b.special_tokens(&format!("{sp:?}"), ranges))
+            }
+            Expr::Grammar(name) => self
+                .grammar_starts
+                .get(name)
+                .map(|&(_, s)| s)
+                .ok_or_else(|| Error::new(ErrorKind::Name, format!("unknown grammar @{name}"))),
+            Expr::Empty => Ok(self.empty_sym()),
+            Expr::Seq(_) | Expr::Alt(_) => {
+                let alts = self.alternatives(gi, e, depth + 1)?;
+                let x = self.fresh_nt("group");
+                for alt in alts {
+                    self.b.rule(x, alt);
+                }
+                Ok(x)
+            }
+            Expr::Repeat { expr, min, max } => {
+                let x = self.sym(gi, expr, depth + 1)?;
+                self.repeat(x, *min, *max)
+            }
+        }
+    }
+
+    fn empty_sym(&mut self) -> SymIdx {
+        if let Some(s) = self.empty {
+            return s;
+        }
+        let s = self.fresh_nt("empty");
+        self.b.rule(s, vec![]);
+        self.empty = Some(s);
+        s
+    }
+
+    /// `x{min,max}`.
+    fn repeat(&mut self, x: SymIdx, min: u32, max: Option<u32>) -> Result<SymIdx, Error> {
+        if let Some(max) = max {
+            if max < min {
+                return Err(Error::new(ErrorKind::Value, format!("bad repeat range {{{min},{max}}}")));
+            }
+        }
+        let bound = max.unwrap_or(min);
+        if bound > self.limits.max_repeat {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                format!("repeat bound {bound} is above the limit {}", self.limits.max_repeat),
+            ));
+        }
+        let r = self.fresh_nt("repeat");
+        match (min, max) {
+            (0, None) => {
+                self.b.rule(r, vec![]);
+                self.b.rule(r, vec![r, x]);
+            }
+            (1, None) => {
+                self.b.rule(r, vec![x]);
+                self.b.rule(r, vec![r, x]);
+            }
+            (m, None) => {
+                let star = self.repeat(x, 0, None)?;
+                let mut rhs = self.exactly(x, m);
+                rhs.push(star);
+                self.b.rule(r, rhs);
+            }
+            (m, Some(n)) => {
+                let mut rhs = self.exactly(x, m);
+                if n > m {
+                    rhs.push(self.up_to(x, n - m));
+                }
+                self.b.rule(r, rhs);
+            }
+        }
+        Ok(r)
+    }
+
+    /// The symbol for exactly 2^i copies of x.
+    fn power(&mut self, x: SymIdx, i: usize) -> SymIdx {
+        let mut p = self.powers.remove(&x).unwrap_or_else(|| vec![x]);
+        while p.len() <= i {
+            let prev = *p.last().expect("starts with x");
+            let s = self.fresh_nt("pow");
+            self.b.rule(s, vec![prev, prev]);
+            p.push(s);
+        }
+        let s = p[i];
+        self.powers.insert(x, p);
+        s
+    }
+
+    /// Symbols whose concatenation is exactly k copies of x (binary decomposition).
+    fn exactly(&mut self, x: SymIdx, k: u32) -> Vec<SymIdx> {
+        (0..32).filter(|i| k >> i & 1 == 1).map(|i| self.power(x, i)).collect()
+    }
+
+    /// A symbol for 0..=k copies of x, unambiguous, O(log k) rules: with 2^t - 1 <= k,
+    /// optional powers 2^0..2^(t-1) give every count 0..2^t-1 once; counts 2^t..k are
+    /// x^(2^t) followed by 0..k-2^t more.
+    fn up_to(&mut self, x: SymIdx, k: u32) -> SymIdx {
+        let u = self.fresh_nt("upto");
+        if k == 0 {
+            self.b.rule(u, vec![]);
+            return u;
+        }
+        let t = 31 - (k + 1).leading_zeros(); // 2^t <= k + 1
+        let mut low = Vec::new();
+        for i in 0..t as usize {
+            let p = self.power(x, i);
+            let opt = self.fresh_nt("opt");
+            self.b.rule(opt, vec![]);
+            self.b.rule(opt, vec![p]);
+            low.push(opt);
+        }
+        self.b.rule(u, low);
+        let full = (1u32 << t) - 1;
+        if k > full {
+            let p = self.power(x, t as usize);
+            let rest = self.up_to(x, k - full - 1);
+            self.b.rule(u, vec![p, rest]);
+        }
+        u
+    }
+
+    fn special_ranges(&self, sp: &SpecialToken) -> Result<Vec<(u32, u32)>, Error> {
+        let vocab = self.vocab.ok_or_else(|| {
+            Error::new(ErrorKind::Value, "special tokens in a grammar need a tokenizer")
+        })?;
+        let specials: Vec<u32> = vocab.special_tokens().iter().map(|t| t.0).collect();
+        let check = |ranges: &Vec<(u32, u32)>| -> Result<(), Error> {
+            for &(a, b) in ranges {
+                if a > b || b as usize >= vocab.len() {
+                    return Err(Error::new(
+                        ErrorKind::Value,
+                        format!("token id range {a}-{b} is not within the vocabulary of {} ids", vocab.len()),
+                    ));
+                }
+                if let Some(t) = (a..=b).find(|&t| !vocab.is_special(toktrie::TokenId(t))) {
+                    return Err(Error::new(
+                        ErrorKind::Unsupported,
+                        format!("token {t} is a regular token: token-id terminals are supported for special tokens only"),
+                    ));
+                }
+            }
+            Ok(())
+        };
+        match sp {
+            SpecialToken::Name(n) => vocab
+                .special_token(n)
+                .map(|t| vec![(t.0, t.0)])
+                .ok_or_else(|| Error::new(ErrorKind::Name, format!("unknown special token {n}"))),
+            SpecialToken::Ids(r) => {
+                check(r)?;
+                Ok(r.clone())
+            }
+            SpecialToken::NotIds(r) => Ok(specials
+                .iter()
+                .filter(|&&t| !r.iter().any(|&(a, b)| a <= t && t <= b))
+                .map(|&t| (t, t))
+                .collect()),
+            SpecialToken::Any => Ok(specials.iter().map(|&t| (t, t)).collect()),
+        }
+    }
+
+    /// A terminal-like body as one regex (for `[lazy]`, `[stop=...]` rules).
+    fn to_regex(&self, gi: usize, g: &Grammar, e: &Expr, depth: usize) -> Result<RegexSpec, Error> {
+        self.check_depth(depth)?;
+        Ok(match e {
+            Expr::Empty => RegexSpec::Empty,
+            Expr::Seq(xs) => {
+                RegexSpec::Concat(xs.iter().map(|x| self.to_regex(gi, g, x, depth + 1)).collect::<Result<_, _>>()?)
+            }
+            Expr::Alt(xs) => {
+                RegexSpec::Or(xs.iter().map(|x| self.to_regex(gi, g, x, depth + 1)).collect::<Result<_, _>>()?)
+            }
+            Expr::Repeat { expr, min, max } => RegexSpec::Repeat {
+                expr: Box::new(self.to_regex(gi, g, expr, depth + 1)?),
+                min: *min,
+                max: *max,
+            },
+            Expr::Lexeme(rx) => rx.clone(),
+            Expr::Terminal(name) => g
+                .terminals
+                .iter()
+                .find(|t| &t.name == name)
+                .map(|t| t.regex.clone())
+                .ok_or_else(|| Error::new(ErrorKind::Name, format!("unknown terminal {name}")))?,
+            Expr::Rule(name) => {
+                return Err(Error::new(
+                    ErrorKind::Value,
+                    format!("rule {name} inside a lazy/stop rule: its body must use terminals only"),
+                ))
+            }
+            Expr::Special(_) | Expr::Grammar(_) => {
+                return Err(Error::new(
+                    ErrorKind::Value,
+                    "special tokens and @grammars cannot be inside a lazy/stop rule",
+                ))
+            }
+        })
+    }
+}

@@ -1,0 +1,153 @@
+//! The grammar IR: what every front end produces and [`crate::compile`] consumes. Plain
+//! serde data (JSON round-trips), so a compiled grammar can be saved and loaded.
+
+use lexer::RegexSpec;
+use serde::{Deserialize, Serialize};
+
+/// A set of grammars: the first is the top-level one; `@name` refers to another by name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GrammarSet {
+    /// The grammars; `grammars[0]` is where parsing starts.
+    pub grammars: Vec<Grammar>,
+}
+
+/// One grammar: rules over named terminals, inline lexemes and other rules.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Grammar {
+    /// The name `@name` refers to (`None` for an anonymous top-level grammar).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The start rule.
+    pub start: String,
+    /// The rules, each a name and an EBNF body.
+    pub rules: Vec<Rule>,
+    /// Named terminals (one lexeme each).
+    #[serde(default)]
+    pub terminals: Vec<TerminalDef>,
+    /// Patterns skipped between lexemes (`%ignore`).
+    #[serde(default)]
+    pub ignore: Vec<RegexSpec>,
+    /// Options (`%llguidance {...}`).
+    #[serde(default)]
+    pub options: GrammarOptions,
+}
+
+/// A rule: `name: body`, with attributes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rule {
+    /// The rule's name.
+    pub name: String,
+    /// Its body.
+    pub body: Expr,
+    /// Attributes (`[capture]`, `[lazy]`, `[stop=...]`, ...).
+    #[serde(default)]
+    pub attrs: RuleAttrs,
+}
+
+/// A named terminal.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TerminalDef {
+    /// The terminal's name.
+    pub name: String,
+    /// What it matches.
+    pub regex: RegexSpec,
+    /// Shortest match instead of longest.
+    #[serde(default)]
+    pub lazy: bool,
+}
+
+/// A rule body: EBNF over symbols.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expr {
+    /// The empty string.
+    Empty,
+    /// Each in turn.
+    Seq(Vec<Expr>),
+    /// One of them.
+    Alt(Vec<Expr>),
+    /// `min` to `max` (unbounded if `None`) repetitions: `?` `*` `+` `{m,n}`.
+    Repeat {
+        /// What is repeated.
+        expr: Box<Expr>,
+        /// At least this many.
+        min: u32,
+        /// At most this many.
+        max: Option<u32>,
+    },
+    /// A rule by name.
+    Rule(String),
+    /// A named terminal by name.
+    Terminal(String),
+    /// An anonymous lexeme (`"literal"`, `/regex/` in a rule body).
+    Lexeme(RegexSpec),
+    /// A special token.
+    Special(SpecialToken),
+    /// Another grammar of the set (`@name`).
+    Grammar(String),
+}
+
+/// A special-token terminal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpecialToken {
+    /// By name, e.g. `<|eot_id|>`.
+    Name(String),
+    /// By id ranges (inclusive), e.g. `<[128009]>`, `<[100-200]>`.
+    Ids(Vec<(u32, u32)>),
+    /// Any special token except these id ranges, `<[^...]>`.
+    NotIds(Vec<(u32, u32)>),
+    /// Any special token, `<[*]>`.
+    Any,
+}
+
+/// Rule attributes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RuleAttrs {
+    /// Capture the rule's text under this name.
+    #[serde(default)]
+    pub capture: Option<String>,
+    /// The rule is one lazy lexeme (shortest match); its body must be terminal-like.
+    #[serde(default)]
+    pub lazy: bool,
+    /// The rule is one lazy lexeme: its body followed by this stop pattern.
+    #[serde(default)]
+    pub stop: Option<RegexSpec>,
+    /// Like `stop`, for a suffix that belongs to the output.
+    #[serde(default)]
+    pub suffix: Option<RegexSpec>,
+    /// Capture the stop string under this name.
+    #[serde(default)]
+    pub stop_capture: Option<String>,
+    /// At most this many tokens inside the rule.
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
+    /// Sampling temperature inside the rule.
+    #[serde(default)]
+    pub temperature: Option<f32>,
+}
+
+impl RuleAttrs {
+    /// Whether the rule must become one lexeme.
+    pub fn is_lexeme(&self) -> bool {
+        self.lazy || self.stop.is_some() || self.suffix.is_some()
+    }
+}
+
+/// Grammar options (`%llguidance {...}`), with LLGuidance's names and defaults.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrammarOptions {
+    /// Allow skipped (`%ignore`) text before the first lexeme (default false).
+    #[serde(default)]
+    pub allow_initial_skip: bool,
+    /// Never force tokens (fast-forward) for this grammar.
+    #[serde(default)]
+    pub no_forcing: bool,
+    /// Allow lexemes to match invalid UTF-8.
+    #[serde(default)]
+    pub allow_invalid_utf8: bool,
+    /// Ignored lexemes are allowed at most once between two lexemes.
+    #[serde(default)]
+    pub ignore_once: bool,
+}
