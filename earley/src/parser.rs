@@ -34,6 +34,9 @@ pub struct ParserOptions {
     pub skip: LexemeSet,
     /// The EOS tokens: allowed iff the grammar is accepting.
     pub eos: Vec<TokenId>,
+    /// Whether skip lexemes may come before the first lexeme (LLGuidance's
+    /// `allow_initial_skip`; default false).
+    pub allow_initial_skip: bool,
     /// Limits.
     pub limits: ParserLimits,
 }
@@ -122,7 +125,9 @@ impl<L: Lexer> Parser<L> {
 
     fn lexer_start(&mut self, r: u32) -> Result<StateId, Error> {
         let mut allowed = self.chart.rows[r as usize].allowed.clone();
-        allowed.union_with(&self.opts.skip);
+        if r != 0 || self.opts.allow_initial_skip {
+            allowed.union_with(&self.opts.skip);
+        }
         self.lexer.start_state(&allowed).map_err(lexer_error)
     }
 

@@ -15,7 +15,7 @@ use crate::{Error, ErrorKind};
 /// Limits of grammar compilation; each is an [`ErrorKind::Limit`] error when hit.
 #[derive(Clone, Debug)]
 pub struct CompileLimits {
-    /// Nesting depth of rule bodies (default 400).
+    /// Nesting depth of rule bodies (default 150).
     pub max_depth: usize,
     /// Largest bound of a counted repeat `{m,n}` on rules (default 100,000).
     pub max_repeat: u32,
@@ -27,7 +27,12 @@ pub struct CompileLimits {
 
 impl Default for CompileLimits {
     fn default() -> Self {
-        CompileLimits { max_depth: 400, max_repeat: 100_000, max_rule_array: 2_000_000, max_lexemes: 100_000 }
+        CompileLimits {
+            max_depth: 150,
+            max_repeat: 100_000,
+            max_rule_array: 2_000_000,
+            max_lexemes: 100_000,
+        }
     }
 }
 
@@ -79,7 +84,10 @@ pub fn compile(
             l.rule_syms.insert((gi, r.name.clone()), s);
         }
         let start = l.rule_syms.get(&(gi, g.start.clone())).copied().ok_or_else(|| {
-            Error::new(ErrorKind::Name, format!("start rule {} is not defined", l.qualified(gi, &g.start)))
+            Error::new(
+                ErrorKind::Name,
+                format!("start rule {} is not defined", l.qualified(gi, &g.start)),
+            )
         })?;
         if let Some(n) = &g.name {
             l.grammar_starts.insert(n.clone(), (gi, start));
@@ -107,7 +115,12 @@ pub fn compile(
     }
     let mut skip = LexemeSet::new();
     for (i, rx) in top.ignore.iter().enumerate() {
-        let idx = l.spec.add(format!("%ignore{i}"), rx.clone(), LexemeKind::Skip);
+        let rx = if nullable(rx, 0) {
+            RegexSpec::And(vec![rx.clone(), RegexSpec::Not(Box::new(RegexSpec::Empty))])
+        } else {
+            rx.clone()
+        };
+        let idx = l.spec.add(format!("%ignore{i}"), rx, LexemeKind::Skip);
         skip.insert(idx);
     }
     if l.spec.len() > limits.max_lexemes {
@@ -117,11 +130,15 @@ pub fn compile(
         ));
     }
     let start = l.rule_syms[&(0, top.start.clone())];
-    let cfg = l
-        .b
-        .build(start, &CfgLimits { max_rule_array: limits.max_rule_array })
-        .map_err(|e| Error::new(ErrorKind::Value, e.to_string()))?;
-    Ok(CompiledGrammar { cfg: Arc::new(cfg), spec: Arc::new(l.spec), skip, options: top.options.clone() })
+    let cfg =
+        l.b.build(start, &CfgLimits { max_rule_array: limits.max_rule_array })
+            .map_err(|e| Error::new(ErrorKind::Value, e.to_string()))?;
+    Ok(CompiledGrammar {
+        cfg: Arc::new(cfg),
+        spec: Arc::new(l.spec),
+        skip,
+        options: top.options.clone(),
+    })
 }
 
 struct Lowering<'a> {
@@ -154,7 +171,21 @@ impl Lowering<'_> {
         self.b.nonterminal(&name)
     }
 
+    /// The symbol for a lexeme. A lexeme never matches the empty string (the parser never
+    /// ends one at its start), so a nullable regex R becomes `X -> ε | (R & non-empty)`.
     fn lexeme_sym(&mut self, name: &str, rx: RegexSpec, kind: LexemeKind) -> SymIdx {
+        if nullable(&rx, 0) {
+            let non_empty = RegexSpec::And(vec![rx, RegexSpec::Not(Box::new(RegexSpec::Empty))]);
+            let t = self.plain_lexeme_sym(name, non_empty, kind);
+            let x = self.fresh_nt("maybe");
+            self.b.rule(x, vec![]);
+            self.b.rule(x, vec![t]);
+            return x;
+        }
+        self.plain_lexeme_sym(name, rx, kind)
+    }
+
+    fn plain_lexeme_sym(&mut self, name: &str, rx: RegexSpec, kind: LexemeKind) -> SymIdx {
         let key = (rx, kind);
         let idx = match self.lexemes.get(&key) {
             Some(&i) => i,
@@ -172,16 +203,25 @@ impl Lowering<'_> {
         s
     }
 
-    fn lower_rule(&mut self, gi: usize, g: &Grammar, r: &crate::ir::Rule, lhs: SymIdx) -> Result<(), Error> {
+    fn lower_rule(
+        &mut self,
+        gi: usize,
+        g: &Grammar,
+        r: &crate::ir::Rule,
+        lhs: SymIdx,
+    ) -> Result<(), Error> {
         let a = &r.attrs;
         if a.stop_capture.is_some() {
             return Err(Error::new(ErrorKind::Unsupported, "stop_capture is not supported yet"));
         }
         if a.is_lexeme() {
-            let body = self.to_regex(gi, g, &r.body, 0)?;
+            let body = self.to_regex(g, &r.body, 0)?;
             let rx = match (&a.stop, &a.suffix) {
                 (Some(_), Some(_)) => {
-                    return Err(Error::new(ErrorKind::Value, "a rule cannot have both stop and suffix"))
+                    return Err(Error::new(
+                        ErrorKind::Value,
+                        "a rule cannot have both stop and suffix",
+                    ))
                 }
                 (Some(s), None) | (None, Some(s)) => RegexSpec::Concat(vec![body, s.clone()]),
                 (None, None) => body,
@@ -197,7 +237,11 @@ impl Lowering<'_> {
         if a.capture.is_some() || a.max_tokens.is_some() || a.temperature.is_some() {
             self.b.set_props(
                 lhs,
-                SymbolProps { capture: a.capture.clone(), max_tokens: a.max_tokens, temperature: a.temperature },
+                SymbolProps {
+                    capture: a.capture.clone(),
+                    max_tokens: a.max_tokens,
+                    temperature: a.temperature,
+                },
             );
         }
         Ok(())
@@ -213,7 +257,12 @@ impl Lowering<'_> {
         Ok(())
     }
 
-    fn alternatives(&mut self, gi: usize, e: &Expr, depth: usize) -> Result<Vec<Vec<SymIdx>>, Error> {
+    fn alternatives(
+        &mut self,
+        gi: usize,
+        e: &Expr,
+        depth: usize,
+    ) -> Result<Vec<Vec<SymIdx>>, Error> {
         match e {
             Expr::Alt(alts) => alts.iter().map(|a| self.seq(gi, a, depth + 1)).collect(),
             _ => Ok(vec![self.seq(gi, e, depth + 1)?]),
@@ -245,11 +294,9 @@ impl Lowering<'_> {
                 .copied()
                 .ok_or_else(|| Error::new(ErrorKind::Name, format!("unknown rule {name}"))),
             Expr::Terminal(name) => {
-                let t = g
-                    .terminals
-                    .iter()
-                    .find(|t| &t.name == name)
-                    .ok_or_else(|| Error::new(ErrorKind::Name, format!("unknown terminal {name}")))?;
+                let t = g.terminals.iter().find(|t| &t.name == name).ok_or_else(|| {
+                    Error::new(ErrorKind::Name, format!("unknown terminal {name}"))
+                })?;
                 let kind = if t.lazy { LexemeKind::Lazy } else { LexemeKind::Greedy };
                 Ok(self.lexeme_sym(name, t.regex.clone(), kind))
             }
@@ -300,7 +347,10 @@ impl Lowering<'_> {
     fn repeat(&mut self, x: SymIdx, min: u32, max: Option<u32>) -> Result<SymIdx, Error> {
         if let Some(max) = max {
             if max < min {
-                return Err(Error::new(ErrorKind::Value, format!("bad repeat range {{{min},{max}}}")));
+                return Err(Error::new(
+                    ErrorKind::Value,
+                    format!("bad repeat range {{{min},{max}}}"),
+                ));
             }
         }
         let bound = max.unwrap_or(min);
@@ -394,7 +444,10 @@ impl Lowering<'_> {
                 if a > b || b as usize >= vocab.len() {
                     return Err(Error::new(
                         ErrorKind::Value,
-                        format!("token id range {a}-{b} is not within the vocabulary of {} ids", vocab.len()),
+                        format!(
+                            "token id range {a}-{b} is not within the vocabulary of {} ids",
+                            vocab.len()
+                        ),
                     ));
                 }
                 if let Some(t) = (a..=b).find(|&t| !vocab.is_special(toktrie::TokenId(t))) {
@@ -425,32 +478,33 @@ impl Lowering<'_> {
     }
 
     /// A terminal-like body as one regex (for `[lazy]`, `[stop=...]` rules).
-    fn to_regex(&self, gi: usize, g: &Grammar, e: &Expr, depth: usize) -> Result<RegexSpec, Error> {
+    fn to_regex(&self, g: &Grammar, e: &Expr, depth: usize) -> Result<RegexSpec, Error> {
         self.check_depth(depth)?;
         Ok(match e {
             Expr::Empty => RegexSpec::Empty,
-            Expr::Seq(xs) => {
-                RegexSpec::Concat(xs.iter().map(|x| self.to_regex(gi, g, x, depth + 1)).collect::<Result<_, _>>()?)
-            }
-            Expr::Alt(xs) => {
-                RegexSpec::Or(xs.iter().map(|x| self.to_regex(gi, g, x, depth + 1)).collect::<Result<_, _>>()?)
-            }
+            Expr::Seq(xs) => RegexSpec::Concat(
+                xs.iter().map(|x| self.to_regex(g, x, depth + 1)).collect::<Result<_, _>>()?,
+            ),
+            Expr::Alt(xs) => RegexSpec::Or(
+                xs.iter().map(|x| self.to_regex(g, x, depth + 1)).collect::<Result<_, _>>()?,
+            ),
             Expr::Repeat { expr, min, max } => RegexSpec::Repeat {
-                expr: Box::new(self.to_regex(gi, g, expr, depth + 1)?),
+                expr: Box::new(self.to_regex(g, expr, depth + 1)?),
                 min: *min,
                 max: *max,
             },
             Expr::Lexeme(rx) => rx.clone(),
-            Expr::Terminal(name) => g
-                .terminals
-                .iter()
-                .find(|t| &t.name == name)
-                .map(|t| t.regex.clone())
-                .ok_or_else(|| Error::new(ErrorKind::Name, format!("unknown terminal {name}")))?,
+            Expr::Terminal(name) => {
+                g.terminals.iter().find(|t| &t.name == name).map(|t| t.regex.clone()).ok_or_else(
+                    || Error::new(ErrorKind::Name, format!("unknown terminal {name}")),
+                )?
+            }
             Expr::Rule(name) => {
                 return Err(Error::new(
                     ErrorKind::Value,
-                    format!("rule {name} inside a lazy/stop rule: its body must use terminals only"),
+                    format!(
+                        "rule {name} inside a lazy/stop rule: its body must use terminals only"
+                    ),
                 ))
             }
             Expr::Special(_) | Expr::Grammar(_) => {
@@ -460,5 +514,32 @@ impl Lowering<'_> {
                 ))
             }
         })
+    }
+}
+
+/// Whether `rx` matches the empty string (conservative for deep specs: `false` past a
+/// depth, which only loses the epsilon alternative, never adds strings).
+fn nullable(rx: &RegexSpec, depth: usize) -> bool {
+    if depth > 500 {
+        return false;
+    }
+    let rec = |x: &RegexSpec| nullable(x, depth + 1);
+    match rx {
+        RegexSpec::Literal(s) => s.is_empty(),
+        RegexSpec::Bytes(b) => b.is_empty(),
+        RegexSpec::ByteSet(_) | RegexSpec::MultipleOf { .. } | RegexSpec::NoMatch => false,
+        RegexSpec::Regex(s) => regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(s)
+            .is_ok_and(|h| h.properties().minimum_len() == Some(0)),
+        RegexSpec::Concat(xs) | RegexSpec::And(xs) => xs.iter().all(rec),
+        RegexSpec::Or(xs) => xs.iter().any(rec),
+        RegexSpec::Not(x) => !rec(x),
+        RegexSpec::Repeat { expr, min, .. } => *min == 0 || rec(expr),
+        RegexSpec::JsonQuote { expr, raw, .. } => *raw && rec(expr),
+        RegexSpec::LookAhead(x) => rec(x),
+        RegexSpec::Empty => true,
+        #[allow(unreachable_patterns)]
+        _ => false,
     }
 }

@@ -51,7 +51,12 @@ impl Error {
         let line_end = source[line_start..].find('\n').map_or(source.len(), |i| line_start + i);
         let text = &source[line_start..line_end];
         let snippet = format!("{text}\n{}^", " ".repeat(col - 1));
-        Error { kind, message: message.into(), pos: Some(Pos { line, col }), snippet: Some(snippet) }
+        Error {
+            kind,
+            message: message.into(),
+            pos: Some(Pos { line, col }),
+            snippet: Some(snippet),
+        }
     }
 
     /// The kind.

@@ -23,9 +23,11 @@
 
 pub mod compile;
 mod error;
+pub mod gbnf;
 pub mod ir;
 pub mod json_schema;
 pub mod lark;
+pub mod regex;
 
 pub use compile::{compile, CompileLimits, CompiledGrammar};
 pub use error::{Error, ErrorKind, Pos};

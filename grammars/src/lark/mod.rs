@@ -1,0 +1,999 @@
+//! The LLGuidance Lark dialect → [`GrammarSet`].
+//!
+//! Rules are lowercase, terminals UPPERCASE (each one lexeme); `|` (also starting a
+//! continuation line), `( )`, `[ ]`, `? * +`, `{n}` `{m,n}` `{m,}` `{,n}`, `"lit"` (JSON
+//! escapes and `\xHH`), `"lit"i`, `"a".."z"`, `/regex/flags` (imsux), `&` and `~` on
+//! terminals, `//` and `#` comments, `%ignore`, `%import common.X [-> Y]`,
+//! `%import common (A, B)`, `%json {schema}`, `%regex {...}`, `%lark {...}`, `@name`, special
+//! tokens (`<|eot_id|>`, `<[128009]>`, `<[100-200]>`, `<[^...]>`, `<[*]>`), rule attributes
+//! `[capture]`, `[capture="x"]`, `[lazy]`, `[stop=...]`, `[suffix=...]`, `[stop_capture=...]`,
+//! `[max_tokens=N]`, `[temperature=F]`, and `%llguidance {options}`.
+//!
+//! Not supported, with an error saying so: priorities (`rule.2`), templates, `%override`,
+//! `%declare`, `%extend`, the `x ~ n` repeat form (use `x{n}`).
+//!
+//! Recursion over the source is bounded ([`MAX_NESTING`] levels of parentheses and nested
+//! `%lark` blocks), so deep input is an error, never a stack overflow.
+
+mod common;
+mod lex;
+
+use std::collections::HashMap;
+
+use lexer::RegexSpec;
+
+use crate::ir::{
+    Expr, Grammar, GrammarOptions, GrammarSet, Rule, RuleAttrs, SpecialToken, TerminalDef,
+};
+use crate::{Error, ErrorKind};
+use lex::{Spanned, Tok};
+
+/// Nesting limit of parentheses, brackets, `~`, and nested `%lark` blocks.
+pub const MAX_NESTING: usize = 50;
+
+/// Parses Lark source into a grammar set (the grammar itself first, then sub-grammars from
+/// `%json` and `%lark` blocks).
+pub fn parse(src: &str) -> Result<GrammarSet, Error> {
+    let mut out = Vec::new();
+    let mut counter = 0;
+    let g = parse_grammar(src, None, &mut out, &mut counter, 0)?;
+    out.insert(0, g);
+    Ok(GrammarSet { grammars: out })
+}
+
+/// A parsed expression before names are resolved.
+#[derive(Clone, Debug)]
+enum LExpr {
+    Empty,
+    Seq(Vec<LExpr>),
+    Alt(Vec<LExpr>),
+    Repeat(Box<LExpr>, u32, Option<u32>),
+    RuleRef(String, usize),
+    TermRef(String, usize),
+    Lit(RegexSpec),
+    Special(SpecialToken),
+    Grammar(String),
+    And(Vec<LExpr>),
+    Not(Box<LExpr>),
+}
+
+struct Def {
+    name: String,
+    at: usize,
+    body: LExpr,
+    attrs: RuleAttrs,
+}
+
+struct P<'a> {
+    src: &'a str,
+    toks: Vec<Spanned>,
+    pos: usize,
+    /// Inside ( ) or [ ]: newlines are whitespace.
+    bracket: usize,
+    depth: usize,
+    subs: &'a mut Vec<Grammar>,
+    counter: &'a mut usize,
+    nesting: usize,
+}
+
+fn parse_grammar(
+    src: &str,
+    name: Option<String>,
+    subs: &mut Vec<Grammar>,
+    counter: &mut usize,
+    nesting: usize,
+) -> Result<Grammar, Error> {
+    if nesting > MAX_NESTING {
+        return Err(Error::new(
+            ErrorKind::Limit,
+            format!("%lark blocks nested deeper than {MAX_NESTING}"),
+        ));
+    }
+    let toks = lex::tokenize(src)?;
+    let mut p = P { src, toks, pos: 0, bracket: 0, depth: 0, subs, counter, nesting };
+    let mut rules: Vec<Def> = Vec::new();
+    let mut terms: Vec<Def> = Vec::new();
+    let mut ignore: Vec<(LExpr, usize)> = Vec::new();
+    let mut options = GrammarOptions::default();
+    let mut imported: Vec<(String, RegexSpec, usize)> = Vec::new();
+    loop {
+        p.skip_newlines();
+        let Some(t) = p.peek().cloned() else { break };
+        match &t.tok {
+            Tok::Rule(n) | Tok::Term(n) => {
+                let is_term = matches!(t.tok, Tok::Term(_));
+                p.pos += 1;
+                let def = p.definition(n.clone(), t.at, is_term)?;
+                let list = if is_term { &mut terms } else { &mut rules };
+                if let Some(prev) = list.iter().find(|d| d.name == def.name) {
+                    let _ = prev;
+                    return Err(p.err(
+                        ErrorKind::Name,
+                        &format!("{} is defined twice", def.name),
+                        def.at,
+                    ));
+                }
+                list.push(def);
+            }
+            Tok::Directive(d) => {
+                p.pos += 1;
+                match d.as_str() {
+                    "ignore" => {
+                        let e = p.expansions()?;
+                        ignore.push((e, t.at));
+                    }
+                    "import" => p.import(&mut imported)?,
+                    "llguidance" => {
+                        let (json, at) = p.json_payload("%llguidance")?;
+                        options = serde_json::from_value(json).map_err(|e| {
+                            p.err(ErrorKind::Value, &format!("bad %llguidance options: {e}"), at)
+                        })?;
+                    }
+                    "override" | "declare" | "extend" => {
+                        return Err(p.err(
+                            ErrorKind::Unsupported,
+                            &format!("%{d} is not supported"),
+                            t.at,
+                        ))
+                    }
+                    _ => {
+                        return Err(p.err(
+                            ErrorKind::Syntax,
+                            &format!("unknown directive %{d}"),
+                            t.at,
+                        ))
+                    }
+                }
+                p.end_of_line()?;
+            }
+            _ => {
+                return Err(p.err(
+                    ErrorKind::Syntax,
+                    "expected a rule or terminal definition",
+                    t.at,
+                ))
+            }
+        }
+    }
+    p.finish(name, rules, terms, ignore, imported, options)
+}
+
+impl P<'_> {
+    fn err(&self, kind: ErrorKind, msg: &str, at: usize) -> Error {
+        Error::at(kind, msg, self.src, at)
+    }
+
+    fn peek(&self) -> Option<&Spanned> {
+        self.toks.get(self.pos)
+    }
+
+    fn here(&self) -> usize {
+        self.peek().map_or(self.src.len(), |t| t.at)
+    }
+
+    fn skip_newlines(&mut self) {
+        while matches!(self.peek(), Some(Spanned { tok: Tok::Newline, .. })) {
+            self.pos += 1;
+        }
+    }
+
+    /// Skips newlines inside brackets, and before a continuation line starting with `|`.
+    fn skip_soft_newlines(&mut self) {
+        if self.bracket > 0 {
+            self.skip_newlines();
+            return;
+        }
+        let mut k = self.pos;
+        while matches!(self.toks.get(k), Some(Spanned { tok: Tok::Newline, .. })) {
+            k += 1;
+        }
+        if k > self.pos && matches!(self.toks.get(k), Some(Spanned { tok: Tok::Punct("|"), .. })) {
+            self.pos = k;
+        }
+    }
+
+    fn eat(&mut self, p: &str) -> bool {
+        self.skip_soft_newlines();
+        if matches!(self.peek(), Some(Spanned { tok: Tok::Punct(q), .. }) if *q == p) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, p: &str) -> Result<(), Error> {
+        if self.eat(p) {
+            Ok(())
+        } else {
+            Err(self.err(ErrorKind::Syntax, &format!("expected '{p}'"), self.here()))
+        }
+    }
+
+    fn end_of_line(&mut self) -> Result<(), Error> {
+        match self.peek() {
+            None | Some(Spanned { tok: Tok::Newline, .. }) => Ok(()),
+            Some(t) => Err(self.err(ErrorKind::Syntax, "expected the end of the line", t.at)),
+        }
+    }
+
+    fn definition(&mut self, name: String, at: usize, is_term: bool) -> Result<Def, Error> {
+        if matches!(self.peek(), Some(Spanned { tok: Tok::Punct("."), .. })) {
+            return Err(self.err(
+                ErrorKind::Unsupported,
+                "priorities (name.N) are not supported",
+                at,
+            ));
+        }
+        if matches!(self.peek(), Some(Spanned { tok: Tok::Punct("{"), .. })) {
+            return Err(self.err(
+                ErrorKind::Unsupported,
+                "templates (name{args}) are not supported",
+                at,
+            ));
+        }
+        let mut attrs = RuleAttrs::default();
+        if matches!(self.peek(), Some(Spanned { tok: Tok::Punct("["), .. })) {
+            if is_term {
+                return Err(self.err(ErrorKind::Value, "attributes are allowed on rules only", at));
+            }
+            self.pos += 1;
+            attrs = self.attributes(&name)?;
+        }
+        self.expect(":")?;
+        let body = self.expansions()?;
+        self.end_of_line()?;
+        Ok(Def { name, at, body, attrs })
+    }
+
+    fn attributes(&mut self, rule: &str) -> Result<RuleAttrs, Error> {
+        let mut a = RuleAttrs::default();
+        loop {
+            let Some(t) = self.peek().cloned() else {
+                return Err(self.err(
+                    ErrorKind::Syntax,
+                    "unterminated attribute list",
+                    self.src.len(),
+                ));
+            };
+            self.pos += 1;
+            let key = match &t.tok {
+                Tok::Rule(k) | Tok::Term(k) => k.clone(),
+                _ => return Err(self.err(ErrorKind::Syntax, "expected an attribute name", t.at)),
+            };
+            let value = if self.eat("=") {
+                let v = self.peek().cloned().ok_or_else(|| {
+                    self.err(ErrorKind::Syntax, "expected an attribute value", self.src.len())
+                })?;
+                self.pos += 1;
+                Some(v)
+            } else {
+                None
+            };
+            let str_val = |v: &Option<Spanned>| match v {
+                Some(Spanned { tok: Tok::Str(s, _), .. }) => Some(s.clone()),
+                _ => None,
+            };
+            let num_val = |v: &Option<Spanned>| match v {
+                Some(Spanned { tok: Tok::Num(n), .. }) => Some(n.clone()),
+                _ => None,
+            };
+            let bad = |what: &str| {
+                self.err(ErrorKind::Value, &format!("attribute {key} needs {what}"), t.at)
+            };
+            match key.as_str() {
+                "capture" => {
+                    a.capture = Some(match &value {
+                        None => rule.to_string(),
+                        v => str_val(v).ok_or_else(|| bad("a string value"))?,
+                    })
+                }
+                "lazy" if value.is_none() => a.lazy = true,
+                "stop" | "suffix" => {
+                    let rx = match &value {
+                        Some(Spanned { tok: Tok::Str(s, false), .. }) => {
+                            RegexSpec::Literal(s.clone())
+                        }
+                        Some(Spanned { tok: Tok::Regex(r, f), at }) => self.regex(r, f, *at)?,
+                        _ => return Err(bad("a string or /regex/ value")),
+                    };
+                    if key == "stop" {
+                        a.stop = Some(rx)
+                    } else {
+                        a.suffix = Some(rx)
+                    }
+                }
+                "stop_capture" => {
+                    a.stop_capture = Some(str_val(&value).ok_or_else(|| bad("a string value"))?)
+                }
+                "max_tokens" => {
+                    a.max_tokens = Some(
+                        num_val(&value)
+                            .and_then(|n| n.parse().ok())
+                            .ok_or_else(|| bad("an integer value"))?,
+                    )
+                }
+                "temperature" => {
+                    a.temperature = Some(
+                        num_val(&value)
+                            .and_then(|n| n.parse().ok())
+                            .ok_or_else(|| bad("a number"))?,
+                    )
+                }
+                _ => {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &format!("unknown attribute {key}"),
+                        t.at,
+                    ))
+                }
+            }
+            if self.eat("]") {
+                return Ok(a);
+            }
+            self.expect(",")?;
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), Error> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(self.err(
+                ErrorKind::Limit,
+                &format!("nesting deeper than {MAX_NESTING}"),
+                self.here(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn expansions(&mut self) -> Result<LExpr, Error> {
+        self.enter()?;
+        let mut alts = vec![self.alias()?];
+        while self.eat("|") {
+            alts.push(self.alias()?);
+        }
+        self.depth -= 1;
+        Ok(if alts.len() == 1 { alts.pop().expect("one") } else { LExpr::Alt(alts) })
+    }
+
+    fn alias(&mut self) -> Result<LExpr, Error> {
+        let mut xs = vec![self.expansion()?];
+        while matches!(self.peek(), Some(Spanned { tok: Tok::Punct("&"), .. })) {
+            self.pos += 1;
+            xs.push(self.expansion()?);
+        }
+        let e = if xs.len() == 1 { xs.pop().expect("one") } else { LExpr::And(xs) };
+        if self.eat("->") {
+            // A tree alias does not change the language.
+            match self.peek() {
+                Some(Spanned { tok: Tok::Rule(_) | Tok::Term(_), .. }) => self.pos += 1,
+                _ => {
+                    return Err(self.err(
+                        ErrorKind::Syntax,
+                        "expected a name after ->",
+                        self.here(),
+                    ))
+                }
+            }
+        }
+        Ok(e)
+    }
+
+    fn expansion(&mut self) -> Result<LExpr, Error> {
+        let mut items = Vec::new();
+        loop {
+            if self.bracket > 0 {
+                self.skip_newlines();
+            }
+            match self.peek() {
+                None | Some(Spanned { tok: Tok::Newline, .. }) => break,
+                Some(Spanned { tok: Tok::Punct(p), .. })
+                    if matches!(*p, "|" | ")" | "]" | "->" | "&") =>
+                {
+                    break
+                }
+                _ => items.push(self.unary()?),
+            }
+        }
+        Ok(match items.len() {
+            0 => LExpr::Empty,
+            1 => items.pop().expect("one"),
+            _ => LExpr::Seq(items),
+        })
+    }
+
+    fn unary(&mut self) -> Result<LExpr, Error> {
+        if matches!(self.peek(), Some(Spanned { tok: Tok::Punct("~"), .. })) {
+            self.pos += 1;
+            self.enter()?;
+            let inner = self.unary()?;
+            self.depth -= 1;
+            return Ok(LExpr::Not(Box::new(inner)));
+        }
+        let mut e = self.atom()?;
+        loop {
+            match self.peek().map(|t| t.tok.clone()) {
+                Some(Tok::Punct("?")) => {
+                    self.pos += 1;
+                    e = LExpr::Repeat(Box::new(e), 0, Some(1));
+                }
+                Some(Tok::Punct("*")) => {
+                    self.pos += 1;
+                    e = LExpr::Repeat(Box::new(e), 0, None);
+                }
+                Some(Tok::Punct("+")) => {
+                    self.pos += 1;
+                    e = LExpr::Repeat(Box::new(e), 1, None);
+                }
+                Some(Tok::Punct("{")) => {
+                    let at = self.here();
+                    self.pos += 1;
+                    let (min, max) = self.range(at)?;
+                    e = LExpr::Repeat(Box::new(e), min, max);
+                }
+                Some(Tok::Punct("~")) => {
+                    return Err(self.err(
+                        ErrorKind::Unsupported,
+                        "the `x ~ n` repeat form is not supported; write x{n} or x{m,n}",
+                        self.here(),
+                    ))
+                }
+                _ => return Ok(e),
+            }
+        }
+    }
+
+    fn number(&mut self) -> Result<Option<u32>, Error> {
+        match self.peek().cloned() {
+            Some(Spanned { tok: Tok::Num(n), at }) => {
+                self.pos += 1;
+                n.parse::<u32>()
+                    .map(Some)
+                    .map_err(|_| self.err(ErrorKind::Value, &format!("bad count {n}"), at))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// After `{`: `n}`, `m,n}`, `m,}`, `,n}`.
+    fn range(&mut self, at: usize) -> Result<(u32, Option<u32>), Error> {
+        let a = self.number()?;
+        let r = if self.eat(",") {
+            let b = self.number()?;
+            (a.unwrap_or(0), b)
+        } else {
+            let n =
+                a.ok_or_else(|| self.err(ErrorKind::Syntax, "expected a count in {...}", at))?;
+            (n, Some(n))
+        };
+        self.expect("}")?;
+        if let (min, Some(max)) = r {
+            if max < min {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    &format!("bad range {{{min},{max}}}: max < min"),
+                    at,
+                ));
+            }
+        }
+        Ok(r)
+    }
+
+    fn atom(&mut self) -> Result<LExpr, Error> {
+        let Some(t) = self.peek().cloned() else {
+            return Err(self.err(ErrorKind::Syntax, "unexpected end of grammar", self.src.len()));
+        };
+        self.pos += 1;
+        Ok(match t.tok {
+            Tok::Punct("(") => {
+                self.bracket += 1;
+                let e = self.expansions()?;
+                self.expect(")")?;
+                self.bracket -= 1;
+                e
+            }
+            Tok::Punct("[") => {
+                self.bracket += 1;
+                let e = self.expansions()?;
+                self.expect("]")?;
+                self.bracket -= 1;
+                LExpr::Repeat(Box::new(e), 0, Some(1))
+            }
+            Tok::Str(s, ci) => {
+                if matches!(self.peek(), Some(Spanned { tok: Tok::Punct(".."), .. })) {
+                    self.pos += 1;
+                    let Some(Spanned { tok: Tok::Str(hi, _), at: hi_at }) = self.peek().cloned()
+                    else {
+                        return Err(self.err(
+                            ErrorKind::Syntax,
+                            "expected a string after ..",
+                            self.here(),
+                        ));
+                    };
+                    self.pos += 1;
+                    let (mut a, mut b) = (s.chars(), hi.chars());
+                    match (a.next(), a.next(), b.next(), b.next()) {
+                        (Some(lo), None, Some(hi), None) if lo <= hi => {
+                            LExpr::Lit(RegexSpec::Regex(format!(
+                                "[{}-{}]",
+                                regex_syntax::escape(&lo.to_string()),
+                                regex_syntax::escape(&hi.to_string())
+                            )))
+                        }
+                        _ => {
+                            return Err(self.err(
+                                ErrorKind::Value,
+                                "bad range: \"a\"..\"z\" needs two single characters in order",
+                                hi_at,
+                            ))
+                        }
+                    }
+                } else if ci {
+                    LExpr::Lit(RegexSpec::Regex(format!("(?i:{})", regex_syntax::escape(&s))))
+                } else {
+                    LExpr::Lit(RegexSpec::Literal(s))
+                }
+            }
+            Tok::Regex(r, f) => LExpr::Lit(self.regex(&r, &f, t.at)?),
+            Tok::Rule(n) => LExpr::RuleRef(n, t.at),
+            Tok::Term(n) => LExpr::TermRef(n, t.at),
+            Tok::SpecialName(n) => LExpr::Special(SpecialToken::Name(n)),
+            Tok::SpecialIds(body) => LExpr::Special(self.special_ids(&body, t.at)?),
+            Tok::At(n) => LExpr::Grammar(n),
+            Tok::Directive(d) if d == "json" => {
+                let (schema, at) = self.json_payload("%json")?;
+                let mut g = crate::json_schema::compile_schema(&schema)
+                    .map_err(|e| self.err(e.kind(), &format!("in %json: {}", e.message()), at))?;
+                *self.counter += 1;
+                let name = format!("__json_{}", self.counter);
+                g.name = Some(name.clone());
+                self.subs.push(g);
+                LExpr::Grammar(name)
+            }
+            Tok::Directive(d) if d == "regex" => {
+                let (v, at) = self.json_payload("%regex")?;
+                LExpr::Lit(substring_regex(&v).map_err(|m| self.err(ErrorKind::Value, &m, at))?)
+            }
+            Tok::Directive(d) if d == "lark" => {
+                let Some(Spanned { tok: Tok::LarkBlock(body), at }) = self.peek().cloned() else {
+                    return Err(self.err(ErrorKind::Syntax, "expected { after %lark", self.here()));
+                };
+                self.pos += 1;
+                *self.counter += 1;
+                let name = format!("__lark_{}", self.counter);
+                let g = parse_grammar(
+                    &body,
+                    Some(name.clone()),
+                    self.subs,
+                    self.counter,
+                    self.nesting + 1,
+                )
+                .map_err(|e| self.err(e.kind(), &format!("in %lark block: {e}"), at))?;
+                self.subs.push(g);
+                LExpr::Grammar(name)
+            }
+            _ => return Err(self.err(ErrorKind::Syntax, "unexpected token", t.at)),
+        })
+    }
+
+    fn json_payload(&mut self, what: &str) -> Result<(serde_json::Value, usize), Error> {
+        match self.peek().cloned() {
+            Some(Spanned { tok: Tok::Json(s), at }) => {
+                self.pos += 1;
+                let v = serde_json::from_str(&s)
+                    .map_err(|e| self.err(ErrorKind::Syntax, &format!("bad JSON: {e}"), at))?;
+                Ok((v, at))
+            }
+            _ => Err(self.err(
+                ErrorKind::Syntax,
+                &format!("expected a JSON object after {what}"),
+                self.here(),
+            )),
+        }
+    }
+
+    fn regex(&self, body: &str, flags: &str, at: usize) -> Result<RegexSpec, Error> {
+        for f in flags.chars() {
+            if !"imsux".contains(f) {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    &format!("unknown regex flag {f:?} (allowed: imsux)"),
+                    at,
+                ));
+            }
+        }
+        let fl: String = flags.chars().filter(|&c| c != 'u').collect();
+        let rx = if fl.is_empty() { body.to_string() } else { format!("(?{fl}:{body})") };
+        if let Err(e) = regex_syntax::ParserBuilder::new().build().parse(&rx) {
+            let msg = match &e {
+                regex_syntax::Error::Parse(p) => p.kind().to_string(),
+                regex_syntax::Error::Translate(t) => t.kind().to_string(),
+                _ => e.to_string(),
+            };
+            return Err(self.err(ErrorKind::Value, &format!("bad regex: {msg}"), at));
+        }
+        Ok(RegexSpec::Regex(rx))
+    }
+
+    fn special_ids(&self, body: &str, at: usize) -> Result<SpecialToken, Error> {
+        let body = body.trim();
+        if body == "*" {
+            return Ok(SpecialToken::Any);
+        }
+        let (neg, list) = match body.strip_prefix('^') {
+            Some(rest) => (true, rest),
+            None => (false, body),
+        };
+        let bad = || self.err(ErrorKind::Value, &format!("bad token ids <[{body}]>"), at);
+        let mut ranges = Vec::new();
+        for part in list.split(',') {
+            let part = part.trim();
+            let (a, b) = match part.split_once('-') {
+                Some((a, b)) => (a.trim(), b.trim()),
+                None => (part, part),
+            };
+            let (a, b): (u32, u32) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+            if a > b {
+                return Err(bad());
+            }
+            ranges.push((a, b));
+        }
+        Ok(if neg { SpecialToken::NotIds(ranges) } else { SpecialToken::Ids(ranges) })
+    }
+
+    fn import(&mut self, imported: &mut Vec<(String, RegexSpec, usize)>) -> Result<(), Error> {
+        let at = self.here();
+        match self.peek().cloned() {
+            Some(Spanned { tok: Tok::Rule(m), .. }) if m == "common" => self.pos += 1,
+            _ => {
+                return Err(self.err(
+                    ErrorKind::Unsupported,
+                    "only %import common is supported",
+                    at,
+                ))
+            }
+        }
+        let mut names = Vec::new();
+        if self.eat(".") {
+            let Some(Spanned { tok: Tok::Term(n), at }) = self.peek().cloned() else {
+                return Err(self.err(
+                    ErrorKind::Syntax,
+                    "expected a terminal name after common.",
+                    self.here(),
+                ));
+            };
+            self.pos += 1;
+            let alias = if self.eat("->") {
+                match self.peek().cloned() {
+                    Some(Spanned { tok: Tok::Term(a), .. }) => {
+                        self.pos += 1;
+                        a
+                    }
+                    _ => {
+                        return Err(self.err(
+                            ErrorKind::Syntax,
+                            "expected a terminal name after ->",
+                            self.here(),
+                        ))
+                    }
+                }
+            } else {
+                n.clone()
+            };
+            names.push((n, alias, at));
+        } else if self.eat("(") {
+            loop {
+                match self.peek().cloned() {
+                    Some(Spanned { tok: Tok::Term(n), at }) => {
+                        self.pos += 1;
+                        names.push((n.clone(), n, at));
+                    }
+                    _ => {
+                        return Err(self.err(
+                            ErrorKind::Syntax,
+                            "expected a terminal name",
+                            self.here(),
+                        ))
+                    }
+                }
+                if self.eat(")") {
+                    break;
+                }
+                self.expect(",")?;
+            }
+        } else {
+            return Err(self.err(
+                ErrorKind::Syntax,
+                "expected common.NAME or common (A, B)",
+                self.here(),
+            ));
+        }
+        for (n, alias, at) in names {
+            let rx = common::lookup(&n).ok_or_else(|| {
+                self.err(ErrorKind::Name, &format!("common has no terminal {n}"), at)
+            })?;
+            imported.push((alias, RegexSpec::Regex(rx.to_string()), at));
+        }
+        Ok(())
+    }
+
+    fn finish(
+        &mut self,
+        name: Option<String>,
+        rules: Vec<Def>,
+        terms: Vec<Def>,
+        ignore: Vec<(LExpr, usize)>,
+        imported: Vec<(String, RegexSpec, usize)>,
+        options: GrammarOptions,
+    ) -> Result<Grammar, Error> {
+        // Terminals: resolve bodies to regexes in dependency order (explicit stack).
+        let mut resolved: HashMap<String, RegexSpec> = HashMap::new();
+        for (n, rx, at) in &imported {
+            if terms.iter().any(|d| &d.name == n) {
+                return Err(self.err(
+                    ErrorKind::Name,
+                    &format!("{n} is imported and also defined"),
+                    *at,
+                ));
+            }
+            resolved.insert(n.clone(), rx.clone());
+        }
+        let index: HashMap<&str, usize> =
+            terms.iter().enumerate().map(|(i, d)| (d.name.as_str(), i)).collect();
+        for start in 0..terms.len() {
+            // DFS: (terminal, visiting) with cycle detection.
+            let mut stack = vec![(start, false)];
+            let mut on_path: Vec<usize> = Vec::new();
+            while let Some((t, done)) = stack.pop() {
+                let name = &terms[t].name;
+                if resolved.contains_key(name) {
+                    continue;
+                }
+                if done {
+                    on_path.retain(|&x| x != t);
+                    let rx = self.term_regex(&terms[t].body, &resolved)?;
+                    resolved.insert(name.clone(), rx);
+                    continue;
+                }
+                on_path.push(t);
+                stack.push((t, true));
+                let mut refs = Vec::new();
+                term_refs(&terms[t].body, &mut refs);
+                for (r, at) in refs {
+                    if resolved.contains_key(&r) {
+                        continue;
+                    }
+                    let Some(&j) = index.get(r.as_str()) else {
+                        return Err(self.err(
+                            ErrorKind::Name,
+                            &format!("unknown terminal {r}"),
+                            at,
+                        ));
+                    };
+                    if on_path.contains(&j) {
+                        return Err(self.err(
+                            ErrorKind::Value,
+                            &format!(
+                                "terminal {r} is recursive (terminals must be regular; use a rule)"
+                            ),
+                            at,
+                        ));
+                    }
+                    stack.push((j, false));
+                }
+            }
+        }
+        let rule_names: Vec<&str> = rules.iter().map(|d| d.name.as_str()).collect();
+        let mut out_rules = Vec::new();
+        for d in &rules {
+            let body = self.rule_expr(&d.body, &rule_names, &resolved, 0)?;
+            out_rules.push(Rule { name: d.name.clone(), body, attrs: d.attrs.clone() });
+        }
+        let start = "start".to_string();
+        if !rule_names.contains(&"start") {
+            return Err(Error::new(ErrorKind::Name, "the grammar has no start rule (start: ...)"));
+        }
+        let mut terminals: Vec<TerminalDef> = Vec::new();
+        let mut used = Vec::new();
+        for r in &rules {
+            term_refs(&r.body, &mut used);
+        }
+        // Every defined or imported terminal is available; unused ones cost nothing.
+        for (n, rx) in &resolved {
+            terminals.push(TerminalDef { name: n.clone(), regex: rx.clone(), lazy: false });
+        }
+        terminals.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut ignore_rx = Vec::new();
+        for (e, _) in &ignore {
+            ignore_rx.push(self.term_regex(e, &resolved)?);
+        }
+        Ok(Grammar { name, start, rules: out_rules, terminals, ignore: ignore_rx, options })
+    }
+
+    /// A terminal-like expression as a regex; names must be resolved terminals.
+    fn term_regex(
+        &self,
+        e: &LExpr,
+        resolved: &HashMap<String, RegexSpec>,
+    ) -> Result<RegexSpec, Error> {
+        Ok(match e {
+            LExpr::Empty => RegexSpec::Empty,
+            LExpr::Seq(xs) => RegexSpec::Concat(
+                xs.iter().map(|x| self.term_regex(x, resolved)).collect::<Result<_, _>>()?,
+            ),
+            LExpr::Alt(xs) => RegexSpec::Or(
+                xs.iter().map(|x| self.term_regex(x, resolved)).collect::<Result<_, _>>()?,
+            ),
+            LExpr::Repeat(x, min, max) => RegexSpec::Repeat {
+                expr: Box::new(self.term_regex(x, resolved)?),
+                min: *min,
+                max: *max,
+            },
+            LExpr::Lit(rx) => rx.clone(),
+            LExpr::TermRef(n, at) => resolved
+                .get(n)
+                .cloned()
+                .ok_or_else(|| self.err(ErrorKind::Name, &format!("unknown terminal {n}"), *at))?,
+            LExpr::And(xs) => RegexSpec::And(
+                xs.iter().map(|x| self.term_regex(x, resolved)).collect::<Result<_, _>>()?,
+            ),
+            LExpr::Not(x) => RegexSpec::Not(Box::new(self.term_regex(x, resolved)?)),
+            LExpr::RuleRef(n, at) => {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    &format!("rule {n} used in a terminal: terminals may only use terminals"),
+                    *at,
+                ))
+            }
+            LExpr::Special(_) | LExpr::Grammar(_) => {
+                return Err(Error::new(
+                    ErrorKind::Value,
+                    "special tokens and @grammars cannot be inside a terminal",
+                ))
+            }
+        })
+    }
+
+    fn rule_expr(
+        &self,
+        e: &LExpr,
+        rules: &[&str],
+        resolved: &HashMap<String, RegexSpec>,
+        depth: usize,
+    ) -> Result<Expr, Error> {
+        if depth > 4 * MAX_NESTING {
+            return Err(Error::new(ErrorKind::Limit, "rule nesting too deep"));
+        }
+        let rec = |x: &LExpr| self.rule_expr(x, rules, resolved, depth + 1);
+        Ok(match e {
+            LExpr::Empty => Expr::Empty,
+            LExpr::Seq(xs) => Expr::Seq(xs.iter().map(rec).collect::<Result<_, _>>()?),
+            LExpr::Alt(xs) => Expr::Alt(xs.iter().map(rec).collect::<Result<_, _>>()?),
+            LExpr::Repeat(x, min, max) => {
+                Expr::Repeat { expr: Box::new(rec(x)?), min: *min, max: *max }
+            }
+            LExpr::RuleRef(n, at) => {
+                if !rules.contains(&n.as_str()) {
+                    return Err(self.err(ErrorKind::Name, &format!("unknown rule {n}"), *at));
+                }
+                Expr::Rule(n.clone())
+            }
+            LExpr::TermRef(n, at) => {
+                if !resolved.contains_key(n) {
+                    return Err(self.err(ErrorKind::Name, &format!("unknown terminal {n}"), *at));
+                }
+                Expr::Terminal(n.clone())
+            }
+            LExpr::Lit(rx) => Expr::Lexeme(rx.clone()),
+            LExpr::Special(s) => Expr::Special(s.clone()),
+            LExpr::Grammar(n) => Expr::Grammar(n.clone()),
+            LExpr::And(..) | LExpr::Not(..) => Expr::Lexeme(self.term_regex(e, resolved)?),
+        })
+    }
+}
+
+fn term_refs(e: &LExpr, out: &mut Vec<(String, usize)>) {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match e {
+            LExpr::TermRef(n, at) => out.push((n.clone(), *at)),
+            LExpr::Seq(xs) | LExpr::Alt(xs) | LExpr::And(xs) => stack.extend(xs),
+            LExpr::Repeat(x, ..) | LExpr::Not(x) => stack.push(x),
+            _ => {}
+        }
+    }
+}
+
+/// Longest text accepted by `%regex {substring_*}` (units: words, chars or chunks).
+const MAX_SUBSTRING_UNITS: usize = 90;
+
+/// `%regex {"substring_words": T}` / `{"substring_chars": T}` / `{"substring_chunks": [..]}`:
+/// any contiguous run of the units of T (non-empty).
+fn substring_regex(v: &serde_json::Value) -> Result<RegexSpec, String> {
+    let obj =
+        v.as_object().filter(|o| o.len() == 1).ok_or("%regex needs an object with one key")?;
+    let (k, val) = obj.iter().next().expect("one key");
+    let units: Vec<String> = match (k.as_str(), val) {
+        ("substring_chars", serde_json::Value::String(s)) => s.chars().map(String::from).collect(),
+        ("substring_words", serde_json::Value::String(s)) => {
+            // Words with the separator before them: a run starts and ends on a word.
+            let mut units: Vec<String> = Vec::new();
+            let mut sep = String::new();
+            for part in s.split_inclusive(char::is_whitespace) {
+                let word = part.trim_end_matches(char::is_whitespace);
+                if !word.is_empty() {
+                    units.push(std::mem::take(&mut sep) + word);
+                }
+                sep.push_str(&part[word.len()..]);
+            }
+            return words_regex(&units);
+        }
+        ("substring_chunks", serde_json::Value::Array(a)) => a
+            .iter()
+            .map(|x| x.as_str().map(String::from).ok_or("substring_chunks needs strings"))
+            .collect::<Result<_, _>>()?,
+        _ => {
+            return Err(format!(
+                "unknown %regex form {k:?} (substring_words, substring_chars, substring_chunks)"
+            ))
+        }
+    };
+    if units.is_empty() || units.len() > MAX_SUBSTRING_UNITS {
+        return Err(format!(
+            "%regex text must have 1 to {MAX_SUBSTRING_UNITS} units, has {}",
+            units.len()
+        ));
+    }
+    // Any run = a start unit followed by a prefix (possibly empty) of the units after it:
+    // prefixes(i) = unit_i (prefixes(i+1))?, built from the end without recursion.
+    let mut alts = Vec::new();
+    let mut tail: Option<RegexSpec> = None;
+    for u in units.iter().rev() {
+        let lit = RegexSpec::Literal(u.clone());
+        let node = match tail {
+            None => lit,
+            Some(t) => RegexSpec::Concat(vec![
+                lit,
+                RegexSpec::Repeat { expr: Box::new(t), min: 0, max: Some(1) },
+            ]),
+        };
+        alts.push(node.clone());
+        tail = Some(node);
+    }
+    Ok(RegexSpec::Or(alts))
+}
+
+/// Runs of words: each unit after the first carries its leading separator, which a run that
+/// starts there drops.
+fn words_regex(units: &[String]) -> Result<RegexSpec, String> {
+    if units.is_empty() || units.len() > MAX_SUBSTRING_UNITS {
+        return Err(format!(
+            "%regex text must have 1 to {MAX_SUBSTRING_UNITS} words, has {}",
+            units.len()
+        ));
+    }
+    let mut alts = Vec::new();
+    // tail: the optional continuation after unit i (units i+1.. with their separators).
+    let mut tail: Option<RegexSpec> = None;
+    for (i, u) in units.iter().enumerate().rev() {
+        let word = if i == 0 { u.as_str() } else { u.trim_start_matches(char::is_whitespace) };
+        let start = match &tail {
+            None => RegexSpec::Literal(word.to_string()),
+            Some(t) => RegexSpec::Concat(vec![
+                RegexSpec::Literal(word.to_string()),
+                RegexSpec::Repeat { expr: Box::new(t.clone()), min: 0, max: Some(1) },
+            ]),
+        };
+        alts.push(start);
+        let with_sep = match tail {
+            None => RegexSpec::Literal(u.clone()),
+            Some(t) => RegexSpec::Concat(vec![
+                RegexSpec::Literal(u.clone()),
+                RegexSpec::Repeat { expr: Box::new(t), min: 0, max: Some(1) },
+            ]),
+        };
+        tail = Some(with_sep);
+    }
+    Ok(RegexSpec::Or(alts))
+}
