@@ -1,0 +1,182 @@
+//! [`ParserFactory`]: one per tokenizer, shared; compiles grammars into matchers.
+
+use std::sync::Arc;
+
+use grammars::ir::GrammarSet;
+use grammars::{CompileLimits, CompiledGrammar};
+use toktrie::{TokTrie, Tokenizer};
+
+use crate::error::ErrorKind;
+use crate::{Error, Matcher};
+
+/// Where a grammar comes from.
+#[derive(Clone, Debug)]
+pub enum GrammarSource {
+    /// LLGuidance Lark dialect.
+    Lark(String),
+    /// A JSON Schema (text).
+    JsonSchema(String),
+    /// A regex, anchored at both ends.
+    Regex(String),
+    /// llama.cpp GBNF.
+    Gbnf(String),
+    /// A saved grammar IR (JSON).
+    Ir(String),
+}
+
+impl GrammarSource {
+    /// The source for a file name's extension (`.lark`, `.json` = JSON Schema, `.regex`,
+    /// `.gbnf`, `.ir` / `.ir.json` = IR) or an explicit format name.
+    pub fn from_format(format: &str, text: String) -> Result<GrammarSource, Error> {
+        Ok(match format {
+            "lark" => GrammarSource::Lark(text),
+            "json" | "json_schema" | "jsonschema" => GrammarSource::JsonSchema(text),
+            "regex" | "re" => GrammarSource::Regex(text),
+            "gbnf" => GrammarSource::Gbnf(text),
+            "ir" => GrammarSource::Ir(text),
+            f => {
+                return Err(Error::new(
+                    ErrorKind::Usage,
+                    format!("unknown grammar format {f:?} (lark, json, regex, gbnf, ir)"),
+                ))
+            }
+        })
+    }
+
+    /// The format implied by a file name.
+    pub fn format_of_path(path: &str) -> Option<&'static str> {
+        let p = path.to_ascii_lowercase();
+        if p.ends_with(".ir.json") || p.ends_with(".ir") {
+            Some("ir")
+        } else if p.ends_with(".lark") {
+            Some("lark")
+        } else if p.ends_with(".json") {
+            Some("json")
+        } else if p.ends_with(".regex") || p.ends_with(".re") {
+            Some("regex")
+        } else if p.ends_with(".gbnf") {
+            Some("gbnf")
+        } else {
+            None
+        }
+    }
+
+    /// Parses the source into the grammar IR.
+    pub fn to_ir(&self) -> Result<GrammarSet, Error> {
+        Ok(match self {
+            GrammarSource::Lark(s) => grammars::lark::parse(s)?,
+            GrammarSource::Regex(s) => grammars::regex::parse(s)?,
+            GrammarSource::Gbnf(s) => grammars::gbnf::parse(s)?,
+            GrammarSource::JsonSchema(s) => {
+                let v: serde_json::Value = serde_json::from_str(s).map_err(|e| {
+                    Error::new(
+                        ErrorKind::Grammar,
+                        format!("the JSON Schema is not valid JSON: {e}"),
+                    )
+                })?;
+                GrammarSet { grammars: vec![grammars::json_schema::compile_schema(&v)?] }
+            }
+            GrammarSource::Ir(s) => serde_json::from_str(s)
+                .map_err(|e| Error::new(ErrorKind::Grammar, format!("bad grammar IR: {e}")))?,
+        })
+    }
+}
+
+/// Built once per tokenizer: the vocabulary and its trie, shared by every matcher
+/// (`Send + Sync`; clone it cheaply, it is reference-counted inside).
+#[derive(Clone)]
+pub struct ParserFactory {
+    pub(crate) shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) tokenizer: Tokenizer,
+    pub(crate) trie: TokTrie,
+    pub(crate) limits: CompileLimits,
+}
+
+impl std::fmt::Debug for ParserFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ParserFactory({})", self.shared.tokenizer.vocab().name())
+    }
+}
+
+impl ParserFactory {
+    /// A factory for `tokenizer`: builds the token trie.
+    pub fn new(tokenizer: Tokenizer) -> Result<ParserFactory, Error> {
+        let trie = TokTrie::from_vocab(tokenizer.vocab())?;
+        Ok(ParserFactory {
+            shared: Arc::new(Shared { tokenizer, trie, limits: CompileLimits::default() }),
+        })
+    }
+
+    /// A factory for a tokenizer given as on the `llg` command line: `bytes`, a built-in
+    /// name (`o200k`, `cl100k`), or a path to a tokenizer file.
+    pub fn from_tokenizer_name(name: &str) -> Result<ParserFactory, Error> {
+        let path = std::path::Path::new(name);
+        let tok = if toktrie::load::BUILTIN_NAMES.contains(&name) || !path.exists() {
+            Tokenizer::builtin(name)?
+        } else {
+            Tokenizer::from_file(path)?
+        };
+        ParserFactory::new(tok)
+    }
+
+    /// The tokenizer.
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.shared.tokenizer
+    }
+
+    /// The token trie.
+    pub fn trie(&self) -> &TokTrie {
+        &self.shared.trie
+    }
+
+    /// Compiles a grammar (to share between matchers with [`ParserFactory::matcher_for`]).
+    pub fn compile(&self, source: &GrammarSource) -> Result<Arc<CompiledGrammar>, Error> {
+        let ir = source.to_ir()?;
+        Ok(Arc::new(grammars::compile(
+            &ir,
+            Some(self.shared.tokenizer.vocab()),
+            &self.shared.limits,
+        )?))
+    }
+
+    /// A matcher for a grammar source.
+    pub fn create_matcher(&self, source: &GrammarSource) -> Result<Matcher, Error> {
+        let g = self.compile(source)?;
+        self.matcher_for(g)
+    }
+
+    /// A matcher for a compiled grammar.
+    pub fn matcher_for(&self, grammar: Arc<CompiledGrammar>) -> Result<Matcher, Error> {
+        Matcher::new(self.shared.clone(), grammar)
+    }
+
+    /// Computes the masks of many matchers in parallel (rayon), into one caller-owned buffer
+    /// of `matchers.len() * words_per_mask` u32 words. Each matcher's result (error or not)
+    /// is returned in order; a failing matcher's mask words are zero.
+    pub fn compute_masks(
+        &self,
+        matchers: &mut [Matcher],
+        out: &mut [u32],
+    ) -> Vec<Result<(), Error>> {
+        use rayon::prelude::*;
+        let words = self.shared.trie.vocab_size().div_ceil(32);
+        if out.len() < matchers.len() * words {
+            let e = Error::new(ErrorKind::Usage, "mask buffer too small for the batch");
+            return matchers.iter().map(|_| Err(e.clone())).collect();
+        }
+        matchers
+            .par_iter_mut()
+            .zip(out.par_chunks_mut(words))
+            .map(|(m, chunk)| {
+                let r = m.compute_mask_into(chunk);
+                if r.is_err() {
+                    chunk.iter_mut().for_each(|w| *w = 0);
+                }
+                r
+            })
+            .collect()
+    }
+}

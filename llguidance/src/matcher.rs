@@ -1,0 +1,307 @@
+//! [`Matcher`]: the per-sequence state an inference server drives.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use earley::{Parser, ParserOptions};
+use grammars::CompiledGrammar;
+use lexer::DerivreLexer;
+use toktrie::{TokenId, TokenSet};
+
+use crate::error::ErrorKind;
+use crate::factory::Shared;
+use crate::Error;
+
+/// Why a matcher stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// Not stopped.
+    NotStopped,
+    /// An EOS token was consumed.
+    EndOfSequence,
+    /// The matcher's `max_tokens` was reached.
+    MaxTokens,
+    /// An error put the matcher in its error state.
+    Error,
+}
+
+/// The state of one sequence: compute the mask, consume the sampled token, repeat.
+///
+/// Any error (a rejected token, a limit, even a panic caught here) puts the matcher in a
+/// sticky error state: every later call returns that error, never a mask.
+#[derive(Clone)]
+pub struct Matcher {
+    shared: Arc<Shared>,
+    grammar: Arc<CompiledGrammar>,
+    parser: Parser<DerivreLexer>,
+    error: Option<Error>,
+    stop: StopReason,
+    tokens: Vec<TokenId>,
+    max_tokens: Option<usize>,
+}
+
+impl std::fmt::Debug for Matcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Matcher")
+            .field("tokens", &self.tokens.len())
+            .field("stop", &self.stop)
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+impl Matcher {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        grammar: Arc<CompiledGrammar>,
+    ) -> Result<Matcher, Error> {
+        let lexer = DerivreLexer::new(&grammar.spec)?;
+        let opts = ParserOptions {
+            skip: grammar.skip.clone(),
+            eos: shared.tokenizer.vocab().eos_tokens().to_vec(),
+            allow_initial_skip: grammar.options.allow_initial_skip,
+            ..Default::default()
+        };
+        let parser = Parser::new(grammar.cfg.clone(), lexer, opts)?;
+        Ok(Matcher {
+            shared,
+            grammar,
+            parser,
+            error: None,
+            stop: StopReason::NotStopped,
+            tokens: Vec::new(),
+            max_tokens: None,
+        })
+    }
+
+    /// Runs `f` unless in the error state; an error or a panic in it becomes sticky.
+    fn guarded<T>(
+        &mut self,
+        sticky: bool,
+        f: impl FnOnce(&mut Self) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        let r = match catch_unwind(AssertUnwindSafe(|| f(self))) {
+            Ok(r) => r,
+            Err(p) => {
+                let msg = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                Err(Error::new(
+                    ErrorKind::Internal,
+                    format!("internal error (panic caught): {msg}"),
+                ))
+            }
+        };
+        if let Err(e) = &r {
+            if sticky || e.kind() == ErrorKind::Internal || e.kind() == ErrorKind::Limit {
+                self.error = Some(e.clone());
+                self.stop = StopReason::Error;
+            }
+        }
+        r
+    }
+
+    fn vocab_size(&self) -> usize {
+        self.shared.trie.vocab_size()
+    }
+
+    fn eos_only(&self) -> TokenSet {
+        let mut m = TokenSet::new(self.vocab_size());
+        for &t in self.shared.tokenizer.vocab().eos_tokens() {
+            m.insert(t);
+        }
+        m
+    }
+
+    /// The set of tokens allowed next (EOS iff the grammar is accepting; after a stop,
+    /// only EOS).
+    pub fn compute_mask(&mut self) -> Result<TokenSet, Error> {
+        self.guarded(true, |m| {
+            if m.stop != StopReason::NotStopped {
+                return Ok(m.eos_only());
+            }
+            Ok(m.parser.compute_mask(&m.shared.trie)?)
+        })
+    }
+
+    /// [`Matcher::compute_mask`] into a caller's buffer of at least `(vocab + 31) / 32` words.
+    pub fn compute_mask_into(&mut self, out: &mut [u32]) -> Result<(), Error> {
+        let mask = self.compute_mask()?;
+        mask.write_to(out).map_err(|e| Error::new(ErrorKind::Usage, e.to_string()))
+    }
+
+    /// Consumes one token; a token the grammar does not allow is an error (sticky).
+    pub fn consume_token(&mut self, t: TokenId) -> Result<(), Error> {
+        self.guarded(true, |m| m.consume_inner(t))
+    }
+
+    fn consume_inner(&mut self, t: TokenId) -> Result<(), Error> {
+        let vocab = self.shared.tokenizer.vocab();
+        if t.as_usize() >= vocab.len() {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                format!("token id {t} out of range (vocabulary has {} ids)", vocab.len()),
+            ));
+        }
+        let is_eos = vocab.eos_tokens().contains(&t);
+        if self.stop != StopReason::NotStopped {
+            if is_eos {
+                // EOS after a stop is allowed and changes nothing (as LLGuidance).
+                return Ok(());
+            }
+            return Err(Error::new(
+                ErrorKind::Rejected,
+                format!("token {t} after the matcher stopped"),
+            ));
+        }
+        self.parser.consume_token(vocab, t).map_err(|e| {
+            Error::new(
+                ErrorKind::Rejected,
+                format!("token {t} ({}) rejected: {e}", vocab.token_display(t)),
+            )
+        })?;
+        self.tokens.push(t);
+        if is_eos {
+            self.stop = StopReason::EndOfSequence;
+        } else if self.max_tokens.is_some_and(|n| self.tokens.len() >= n) {
+            self.stop = StopReason::MaxTokens;
+        }
+        Ok(())
+    }
+
+    /// Consumes tokens in order; an error at any of them is sticky.
+    pub fn consume_tokens(&mut self, toks: &[TokenId]) -> Result<(), Error> {
+        toks.iter().try_for_each(|&t| self.consume_token(t))
+    }
+
+    /// Consumes tokens while they are allowed; returns how many were consumed (not an
+    /// error when one is rejected).
+    pub fn try_consume_tokens(&mut self, toks: &[TokenId]) -> Result<usize, Error> {
+        self.guarded(false, |m| {
+            let mut n = 0;
+            for &t in toks {
+                match m.consume_inner(t) {
+                    Ok(()) => n += 1,
+                    Err(e) if e.kind() == ErrorKind::Rejected || e.kind() == ErrorKind::Usage => {
+                        break
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(n)
+        })
+    }
+
+    /// How many tokens of a draft would be accepted, without changing the state (for
+    /// speculative decoding).
+    pub fn validate_tokens(&mut self, toks: &[TokenId]) -> Result<usize, Error> {
+        let n = self.try_consume_tokens(toks)?;
+        self.rollback(n)?;
+        Ok(n)
+    }
+
+    /// Undoes the last `n` consumed tokens.
+    pub fn rollback(&mut self, n: usize) -> Result<(), Error> {
+        self.guarded(true, |m| {
+            if n > m.tokens.len() {
+                return Err(Error::new(
+                    ErrorKind::Usage,
+                    format!("cannot roll back {n} tokens, {} consumed", m.tokens.len()),
+                ));
+            }
+            m.parser.rollback(n)?;
+            m.tokens.truncate(m.tokens.len() - n);
+            m.stop = StopReason::NotStopped;
+            if m.max_tokens.is_some_and(|k| m.tokens.len() >= k) {
+                m.stop = StopReason::MaxTokens;
+            }
+            Ok(())
+        })
+    }
+
+    /// Back to the start of the grammar (the error state, if any, stays).
+    pub fn reset(&mut self) -> Result<(), Error> {
+        let n = self.tokens.len();
+        self.rollback(n)
+    }
+
+    /// The bytes every continuation must start with (empty with `no_forcing`).
+    pub fn compute_ff_bytes(&mut self) -> Result<Vec<u8>, Error> {
+        self.guarded(true, |m| {
+            if m.grammar.options.no_forcing || m.stop != StopReason::NotStopped {
+                return Ok(Vec::new());
+            }
+            Ok(m.parser.forced_bytes()?)
+        })
+    }
+
+    /// The forced continuation as tokens, tokenized canonically; the last token is left out
+    /// when a longer token could start with it, so the boundary with what the model writes
+    /// next is never tokenized non-canonically.
+    pub fn compute_ff_tokens(&mut self) -> Result<Vec<TokenId>, Error> {
+        let bytes = self.compute_ff_bytes()?;
+        if bytes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut toks = self.shared.tokenizer.tokenize_bytes(&bytes).map_err(Error::from)?;
+        if let Some(&last) = toks.last() {
+            if self.shared.trie.has_extensions(self.shared.tokenizer.vocab().token_bytes(last)) {
+                toks.pop();
+            }
+        }
+        Ok(toks)
+    }
+
+    /// Whether the tokens so far form a complete string of the grammar.
+    pub fn is_accepting(&mut self) -> Result<bool, Error> {
+        self.guarded(true, |m| Ok(m.stop == StopReason::EndOfSequence || m.parser.is_accepting()?))
+    }
+
+    /// Whether the matcher stopped (EOS consumed, max tokens, or error).
+    pub fn is_stopped(&self) -> bool {
+        self.stop != StopReason::NotStopped
+    }
+
+    /// Why it stopped.
+    pub fn stop_reason(&self) -> StopReason {
+        self.stop
+    }
+
+    /// The sticky error, if any.
+    pub fn error(&self) -> Option<&Error> {
+        self.error.as_ref()
+    }
+
+    /// Stops the matcher after `n` tokens (EOS only from then on).
+    pub fn set_max_tokens(&mut self, n: Option<usize>) {
+        self.max_tokens = n;
+        if n.is_some_and(|k| self.tokens.len() >= k) && self.stop == StopReason::NotStopped {
+            self.stop = StopReason::MaxTokens;
+        }
+    }
+
+    /// Captured texts of finished `[capture]` rules, in order.
+    pub fn captures(&self) -> Vec<(String, Vec<u8>)> {
+        self.parser.captures()
+    }
+
+    /// The tokens consumed so far.
+    pub fn tokens(&self) -> &[TokenId] {
+        &self.tokens
+    }
+
+    /// An independent copy (same grammar, same position, its own state).
+    pub fn deep_clone(&self) -> Matcher {
+        self.clone()
+    }
+
+    /// Parser work counters (rows computed/reused, bytes pushed).
+    pub fn parser_stats(&self) -> earley::ParserStats {
+        self.parser.stats()
+    }
+}
