@@ -7,7 +7,15 @@ use grammars::{CompileLimits, CompiledGrammar};
 use toktrie::{TokTrie, Tokenizer};
 
 use crate::error::ErrorKind;
+use crate::matcher::Engine;
 use crate::{Error, Matcher};
+
+/// The budget of a token DFA build in [`Engine::Auto`]: past it the Earley parser is used.
+pub const TOKEN_DFA_BUDGET: std::time::Duration = std::time::Duration::from_millis(200);
+
+fn token_dfa_config() -> index::Config {
+    index::Config::new().max_states(20_000).max_time(Some(TOKEN_DFA_BUDGET))
+}
 
 /// Where a grammar comes from.
 #[derive(Clone, Debug)]
@@ -93,6 +101,7 @@ pub(crate) struct Shared {
     pub(crate) tokenizer: Tokenizer,
     pub(crate) trie: TokTrie,
     pub(crate) limits: CompileLimits,
+    pub(crate) engine: Engine,
 }
 
 impl std::fmt::Debug for ParserFactory {
@@ -106,8 +115,27 @@ impl ParserFactory {
     pub fn new(tokenizer: Tokenizer) -> Result<ParserFactory, Error> {
         let trie = TokTrie::from_vocab(tokenizer.vocab())?;
         Ok(ParserFactory {
-            shared: Arc::new(Shared { tokenizer, trie, limits: CompileLimits::default() }),
+            shared: Arc::new(Shared {
+                tokenizer,
+                trie,
+                limits: CompileLimits::default(),
+                engine: Engine::Auto,
+            }),
         })
+    }
+
+    /// The same factory choosing engines by `engine` (default [`Engine::Auto`]: a token DFA
+    /// for plain regexes that build within [`TOKEN_DFA_BUDGET`], else the Earley parser).
+    pub fn with_engine(&self, engine: Engine) -> ParserFactory {
+        let s = &self.shared;
+        ParserFactory {
+            shared: Arc::new(Shared {
+                tokenizer: s.tokenizer.clone(),
+                trie: s.trie.clone(),
+                limits: s.limits.clone(),
+                engine,
+            }),
+        }
     }
 
     /// A factory for a tokenizer given as on the `llg` command line: `bytes`, a built-in
@@ -144,6 +172,28 @@ impl ParserFactory {
 
     /// A matcher for a grammar source.
     pub fn create_matcher(&self, source: &GrammarSource) -> Result<Matcher, Error> {
+        let vocab = self.shared.tokenizer.vocab();
+        match (self.shared.engine, source) {
+            (Engine::Auto, GrammarSource::Regex(rx)) => {
+                // Over budget or unsupported by the token DFA: fall back to Earley.
+                if let Ok(ix) = index::Index::with_config(rx, vocab, &token_dfa_config()) {
+                    return Ok(Matcher::new_token_dfa(self.shared.clone(), Arc::new(ix)));
+                }
+            }
+            (Engine::TokenDfa, GrammarSource::Regex(rx)) => {
+                // Forced: no time budget (states and work are still bounded).
+                let ix = index::Index::with_config(rx, vocab, &token_dfa_config().max_time(None))
+                    .map_err(|e| Error::new(ErrorKind::Grammar, format!("token DFA: {e}")))?;
+                return Ok(Matcher::new_token_dfa(self.shared.clone(), Arc::new(ix)));
+            }
+            (Engine::TokenDfa, _) => {
+                return Err(Error::new(
+                    ErrorKind::Usage,
+                    "the token DFA engine takes plain regexes only",
+                ))
+            }
+            _ => {}
+        }
         let g = self.compile(source)?;
         self.matcher_for(g)
     }

@@ -33,6 +33,6 @@ mod matcher;
 pub mod ffi;
 
 pub use error::Error;
-pub use factory::{GrammarSource, ParserFactory};
-pub use matcher::{Matcher, StopReason};
+pub use factory::{GrammarSource, ParserFactory, TOKEN_DFA_BUDGET};
+pub use matcher::{Engine, Matcher, StopReason};
 pub use toktrie::{TokenId, TokenSet, Tokenizer};

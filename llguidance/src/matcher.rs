@@ -12,6 +12,26 @@ use crate::error::ErrorKind;
 use crate::factory::Shared;
 use crate::Error;
 
+/// The engine behind a matcher.
+#[derive(Clone)]
+enum Backend {
+    /// The lazy Earley parser over the derivre lexer (any grammar).
+    Earley(Box<Parser<DerivreLexer>>),
+    /// A precomputed token DFA (`index` crate), for plain regexes that build within budget.
+    TokenDfa(index::Guide),
+}
+
+/// Which engine computes a matcher's masks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// Token DFA for plain regexes when it builds within budget, else Earley.
+    Auto,
+    /// Always the lazy Earley parser.
+    Earley,
+    /// Always the token DFA (an error for grammars that are not a plain regex, or over budget).
+    TokenDfa,
+}
+
 /// Why a matcher stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopReason {
@@ -32,8 +52,8 @@ pub enum StopReason {
 #[derive(Clone)]
 pub struct Matcher {
     shared: Arc<Shared>,
-    grammar: Arc<CompiledGrammar>,
-    parser: Parser<DerivreLexer>,
+    grammar: Option<Arc<CompiledGrammar>>,
+    backend: Backend,
     error: Option<Error>,
     stop: StopReason,
     tokens: Vec<TokenId>,
@@ -65,13 +85,33 @@ impl Matcher {
         let parser = Parser::new(grammar.cfg.clone(), lexer, opts)?;
         Ok(Matcher {
             shared,
-            grammar,
-            parser,
+            grammar: Some(grammar),
+            backend: Backend::Earley(Box::new(parser)),
             error: None,
             stop: StopReason::NotStopped,
             tokens: Vec::new(),
             max_tokens: None,
         })
+    }
+
+    pub(crate) fn new_token_dfa(shared: Arc<Shared>, index: Arc<index::Index>) -> Matcher {
+        Matcher {
+            shared,
+            grammar: None,
+            backend: Backend::TokenDfa(index::Guide::new(index, usize::MAX)),
+            error: None,
+            stop: StopReason::NotStopped,
+            tokens: Vec::new(),
+            max_tokens: None,
+        }
+    }
+
+    /// The engine this matcher uses (`Earley` or `TokenDfa`, never `Auto`).
+    pub fn engine(&self) -> Engine {
+        match self.backend {
+            Backend::Earley(_) => Engine::Earley,
+            Backend::TokenDfa(_) => Engine::TokenDfa,
+        }
     }
 
     /// Runs `f` unless in the error state; an error or a panic in it becomes sticky.
@@ -125,7 +165,13 @@ impl Matcher {
             if m.stop != StopReason::NotStopped {
                 return Ok(m.eos_only());
             }
-            Ok(m.parser.compute_mask(&m.shared.trie)?)
+            match &mut m.backend {
+                Backend::Earley(p) => Ok(p.compute_mask(&m.shared.trie)?),
+                Backend::TokenDfa(g) => g
+                    .index()
+                    .mask(g.get_state())
+                    .map_err(|e| Error::new(ErrorKind::Internal, e.to_string())),
+            }
         })
     }
 
@@ -159,7 +205,11 @@ impl Matcher {
                 format!("token {t} after the matcher stopped"),
             ));
         }
-        self.parser.consume_token(vocab, t).map_err(|e| {
+        let r = match &mut self.backend {
+            Backend::Earley(p) => p.consume_token(vocab, t).map_err(|e| e.to_string()),
+            Backend::TokenDfa(g) => g.advance(t, false).map(|_| ()).map_err(|e| e.to_string()),
+        };
+        r.map_err(|e| {
             Error::new(
                 ErrorKind::Rejected,
                 format!("token {t} ({}) rejected: {e}", vocab.token_display(t)),
@@ -214,7 +264,12 @@ impl Matcher {
                     format!("cannot roll back {n} tokens, {} consumed", m.tokens.len()),
                 ));
             }
-            m.parser.rollback(n)?;
+            match &mut m.backend {
+                Backend::Earley(p) => p.rollback(n)?,
+                Backend::TokenDfa(g) => g
+                    .rollback_state(n)
+                    .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?,
+            }
             m.tokens.truncate(m.tokens.len() - n);
             m.stop = StopReason::NotStopped;
             if m.max_tokens.is_some_and(|k| m.tokens.len() >= k) {
@@ -233,10 +288,15 @@ impl Matcher {
     /// The bytes every continuation must start with (empty with `no_forcing`).
     pub fn compute_ff_bytes(&mut self) -> Result<Vec<u8>, Error> {
         self.guarded(true, |m| {
-            if m.grammar.options.no_forcing || m.stop != StopReason::NotStopped {
+            if m.stop != StopReason::NotStopped {
                 return Ok(Vec::new());
             }
-            Ok(m.parser.forced_bytes()?)
+            match (&mut m.backend, &m.grammar) {
+                (Backend::Earley(_), Some(g)) if g.options.no_forcing => Ok(Vec::new()),
+                (Backend::Earley(p), _) => Ok(p.forced_bytes()?),
+                // The token DFA has no byte-level view; it forces nothing.
+                (Backend::TokenDfa(_), _) => Ok(Vec::new()),
+            }
         })
     }
 
@@ -259,7 +319,13 @@ impl Matcher {
 
     /// Whether the tokens so far form a complete string of the grammar.
     pub fn is_accepting(&mut self) -> Result<bool, Error> {
-        self.guarded(true, |m| Ok(m.stop == StopReason::EndOfSequence || m.parser.is_accepting()?))
+        self.guarded(true, |m| {
+            Ok(m.stop == StopReason::EndOfSequence
+                || match &mut m.backend {
+                    Backend::Earley(p) => p.is_accepting()?,
+                    Backend::TokenDfa(g) => g.is_finished(),
+                })
+        })
     }
 
     /// Whether the matcher stopped (EOS consumed, max tokens, or error).
@@ -287,7 +353,10 @@ impl Matcher {
 
     /// Captured texts of finished `[capture]` rules, in order.
     pub fn captures(&self) -> Vec<(String, Vec<u8>)> {
-        self.parser.captures()
+        match &self.backend {
+            Backend::Earley(p) => p.captures(),
+            Backend::TokenDfa(_) => Vec::new(),
+        }
     }
 
     /// The tokens consumed so far.
@@ -302,6 +371,9 @@ impl Matcher {
 
     /// Parser work counters (rows computed/reused, bytes pushed).
     pub fn parser_stats(&self) -> earley::ParserStats {
-        self.parser.stats()
+        match &self.backend {
+            Backend::Earley(p) => p.stats(),
+            Backend::TokenDfa(_) => earley::ParserStats::default(),
+        }
     }
 }
