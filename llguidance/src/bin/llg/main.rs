@@ -1,6 +1,8 @@
 //! `llg`: the command line of the engine. See `llg --help` and ../shared/DESIGN.md for the
 //! contract of `check` and `masks`.
 
+mod bench;
+
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -21,6 +23,11 @@ USAGE:
       For each token id of the JSON array in FILE, print the mask before consuming it as
       {\"step\":i,\"allowed\":N,\"hash\":\"<fnv1a64>\",\"token\":t,\"ok\":bool}; then {\"accepting\":bool}.
 
+  llg bench [--tokenizer TOK] [--json] [--csv FILE] [--separators compact|spaced]
+            [--time-limit-ms N] FILES_OR_DIRS...
+      MaskBench replay: compile time per schema (TTFM), mask+consume time per token (TBM)
+      over each valid instance, rejection of each invalid one; a summary (--json: last line).
+
 TOK: bytes (256 byte tokens + EOS 256), o200k, cl100k, or a path to tokenizer.json / *.tiktoken.
 Formats: .lark, .json (JSON Schema), .regex, .gbnf, .ir.json (IR), or --format.
 ";
@@ -38,17 +45,27 @@ const DEMO_SCHEMA: &str = r#"{
   "additionalProperties": false
 }"#;
 
-enum Fail {
+pub(crate) enum Fail {
     Usage(String),
     Grammar(String),
     Rejected(String),
 }
 
-struct Args {
-    rest: Vec<String>,
+pub(crate) struct Args {
+    pub(crate) rest: Vec<String>,
 }
 
 impl Args {
+    fn flag(&mut self, flag: &str) -> bool {
+        match self.rest.iter().position(|a| a == flag) {
+            Some(i) => {
+                self.rest.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
     fn value(&mut self, flag: &str) -> Result<Option<String>, Fail> {
         match self.rest.iter().position(|a| a == flag) {
             None => Ok(None),
@@ -80,6 +97,7 @@ fn main() -> ExitCode {
         "check" => check(args),
         "masks" => masks(args),
         "demo" => demo(args),
+        "bench" => bench::bench(args),
         _ => Err(Fail::Usage(format!("unknown command {cmd}"))),
     };
     match r {
@@ -99,7 +117,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn factory(tok: &str) -> Result<ParserFactory, Fail> {
+pub(crate) fn factory(tok: &str) -> Result<ParserFactory, Fail> {
     ParserFactory::from_tokenizer_name(tok)
         .map_err(|e| Fail::Usage(format!("tokenizer {tok}: {e}")))
 }

@@ -1,0 +1,314 @@
+//! `llg bench`: MaskBench replay (compile time per schema, mask + consume time per token,
+//! outcome per schema). The contract is in ../shared/DESIGN.md.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use llguidance::{GrammarSource, Matcher, ParserFactory, TokenId};
+
+use crate::{Args, Fail};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Pass,
+    CompileError,
+    ValidationError,
+    InvalidationError,
+    Timeout,
+}
+
+impl Outcome {
+    fn name(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::CompileError => "compile_error",
+            Outcome::ValidationError => "validation_error",
+            Outcome::InvalidationError => "invalidation_error",
+            Outcome::Timeout => "timeout",
+        }
+    }
+}
+
+struct SchemaResult {
+    file: String,
+    outcome: Outcome,
+    ttfm_us: Option<f64>,
+    tbm_us: Vec<f64>,
+    detail: String,
+}
+
+fn collect_files(inputs: &[String]) -> Result<Vec<PathBuf>, Fail> {
+    let mut out = Vec::new();
+    for i in inputs {
+        let p = Path::new(i);
+        if p.is_dir() {
+            let mut v: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| Fail::Usage(format!("cannot read {i}: {e}")))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect();
+            v.sort();
+            out.extend(v);
+        } else if p.exists() {
+            out.push(p.to_path_buf());
+        } else {
+            return Err(Fail::Usage(format!("{i} does not exist")));
+        }
+    }
+    Ok(out)
+}
+
+fn serialize(v: &serde_json::Value, spaced: bool) -> String {
+    if !spaced {
+        return serde_json::to_string(v).expect("a Value serializes");
+    }
+    // ", " and ": " separators (Python's json.dumps default).
+    struct Spaced;
+    impl serde_json::ser::Formatter for Spaced {
+        fn begin_array_value<W: ?Sized + Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> std::io::Result<()> {
+            if first {
+                Ok(())
+            } else {
+                w.write_all(b", ")
+            }
+        }
+        fn begin_object_key<W: ?Sized + Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> std::io::Result<()> {
+            if first {
+                Ok(())
+            } else {
+                w.write_all(b", ")
+            }
+        }
+        fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+            w.write_all(b": ")
+        }
+    }
+    let mut buf = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, Spaced);
+    serde::Serialize::serialize(v, &mut ser).expect("a Value serializes");
+    String::from_utf8(buf).expect("JSON is UTF-8")
+}
+
+/// Feeds `tokens` to a clone of `m0`, timing mask + consume per token. Returns whether all
+/// were allowed and the end is accepting (EOS allowed).
+fn replay(
+    m0: &Matcher,
+    tokens: &[TokenId],
+    eos: &[TokenId],
+    times: Option<&mut Vec<f64>>,
+    deadline: Instant,
+) -> Result<bool, ()> {
+    let mut m = m0.deep_clone();
+    let mut local = Vec::new();
+    for &t in tokens {
+        if Instant::now() > deadline {
+            return Err(());
+        }
+        let start = Instant::now();
+        let ok = match m.compute_mask() {
+            Ok(mask) => mask.contains(t) && m.consume_token(t).is_ok(),
+            Err(_) => false,
+        };
+        local.push(start.elapsed().as_secs_f64() * 1e6);
+        if !ok {
+            return Ok(false);
+        }
+    }
+    let end_ok = m.compute_mask().is_ok_and(|mask| eos.iter().any(|&e| mask.contains(e)));
+    if let Some(t) = times {
+        t.extend(local);
+    }
+    Ok(end_ok)
+}
+
+fn run_schema(f: &ParserFactory, path: &Path, spaced: bool, limit: Duration) -> SchemaResult {
+    let file = path.display().to_string();
+    let fail = |outcome, detail: String| SchemaResult {
+        file: file.clone(),
+        outcome,
+        ttfm_us: None,
+        tbm_us: vec![],
+        detail,
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => return fail(Outcome::CompileError, format!("cannot read: {e}")),
+    };
+    let doc: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => return fail(Outcome::CompileError, format!("not JSON: {e}")),
+    };
+    let schema = doc.get("schema").cloned().unwrap_or(serde_json::Value::Null);
+    let tests = doc.get("tests").and_then(|t| t.as_array()).cloned().unwrap_or_default();
+    let t0 = Instant::now();
+    let m0 = match f.create_matcher(&GrammarSource::JsonSchema(schema.to_string())) {
+        Ok(m) => m,
+        Err(e) => return fail(Outcome::CompileError, e.to_string()),
+    };
+    let ttfm = t0.elapsed().as_secs_f64() * 1e6;
+    let deadline = t0 + limit;
+    let mut tbm = Vec::new();
+    let mut outcome = Outcome::Pass;
+    let mut detail = String::new();
+    for (i, t) in tests.iter().enumerate() {
+        let valid = t.get("valid").and_then(|v| v.as_bool()).unwrap_or(true);
+        let data = t.get("data").cloned().unwrap_or(serde_json::Value::Null);
+        let s = serialize(&data, spaced);
+        let toks = match f.tokenizer().tokenize(&s) {
+            Ok(t) => t,
+            Err(e) => {
+                detail = format!("test {i}: cannot tokenize: {e}");
+                continue;
+            }
+        };
+        match replay(
+            &m0,
+            &toks,
+            f.tokenizer().vocab().eos_tokens(),
+            valid.then_some(&mut tbm),
+            deadline,
+        ) {
+            Err(()) => {
+                outcome = Outcome::Timeout;
+                detail = format!("time limit of {} ms", limit.as_millis());
+                break;
+            }
+            Ok(ok) if valid && !ok => {
+                if outcome == Outcome::Pass || outcome == Outcome::InvalidationError {
+                    outcome = Outcome::ValidationError;
+                    detail = format!("valid test {i} rejected");
+                }
+            }
+            Ok(ok) if !valid && ok => {
+                if outcome == Outcome::Pass {
+                    outcome = Outcome::InvalidationError;
+                    detail = format!("invalid test {i} accepted");
+                }
+            }
+            Ok(_) => {}
+        }
+    }
+    SchemaResult { file, outcome, ttfm_us: Some(ttfm), tbm_us: tbm, detail }
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
+    let json = args.flag("--json");
+    let spaced = match args.value("--separators")?.as_deref() {
+        None | Some("compact") => false,
+        Some("spaced") => true,
+        Some(s) => return Err(Fail::Usage(format!("--separators compact|spaced, not {s}"))),
+    };
+    let csv = args.value("--csv")?;
+    let limit_ms: u64 = args
+        .value("--time-limit-ms")?
+        .map_or(Ok(10_000), |s| s.parse())
+        .map_err(|_| Fail::Usage("--time-limit-ms needs an integer".into()))?;
+    let tok = match args.value("--tokenizer")? {
+        Some(t) => t,
+        None => {
+            let d = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../shared/tokenizers/llama3.tokenizer.json");
+            if d.exists() {
+                d.display().to_string()
+            } else {
+                return Err(Fail::Usage("--tokenizer TOK is required (../shared/tokenizers/llama3.tokenizer.json not found)".into()));
+            }
+        }
+    };
+    let inputs = std::mem::take(&mut args.rest);
+    if inputs.is_empty() {
+        return Err(Fail::Usage("llg bench needs MaskBench files or directories".into()));
+    }
+    let files = collect_files(&inputs)?;
+    let f = crate::factory(&tok)?;
+    let tty = std::io::stderr().is_terminal();
+    let mut results = Vec::new();
+    let start = Instant::now();
+    for (i, p) in files.iter().enumerate() {
+        results.push(run_schema(&f, p, spaced, Duration::from_millis(limit_ms)));
+        if tty && (i % 10 == 0 || i + 1 == files.len()) {
+            eprint!("\r[{}/{}] {:.0} s", i + 1, files.len(), start.elapsed().as_secs_f64());
+        } else if !tty && (i + 1) % 500 == 0 {
+            eprintln!("[{}/{}] {:.0} s", i + 1, files.len(), start.elapsed().as_secs_f64());
+        }
+    }
+    if tty {
+        eprintln!();
+    }
+    if let Some(path) = csv {
+        let mut w = std::fs::File::create(&path)
+            .map_err(|e| Fail::Usage(format!("cannot write {path}: {e}")))?;
+        writeln!(w, "file,outcome,ttfm_us,masks,tbm_mean_us,detail").ok();
+        for r in &results {
+            let mean = if r.tbm_us.is_empty() {
+                0.0
+            } else {
+                r.tbm_us.iter().sum::<f64>() / r.tbm_us.len() as f64
+            };
+            writeln!(
+                w,
+                "{},{},{},{},{:.2},{:?}",
+                r.file,
+                r.outcome.name(),
+                r.ttfm_us.map_or(String::new(), |t| format!("{t:.1}")),
+                r.tbm_us.len(),
+                mean,
+                r.detail
+            )
+            .ok();
+        }
+    }
+    let count = |o: Outcome| results.iter().filter(|r| r.outcome == o).count();
+    let mut ttfm: Vec<f64> = results.iter().filter_map(|r| r.ttfm_us).collect();
+    ttfm.sort_by(f64::total_cmp);
+    let mut tbm: Vec<f64> = results.iter().flat_map(|r| r.tbm_us.iter().copied()).collect();
+    tbm.sort_by(f64::total_cmp);
+    let mean = if tbm.is_empty() { 0.0 } else { tbm.iter().sum::<f64>() / tbm.len() as f64 };
+    println!("schemas {}  compiled {}  compile_errors {}  validation_errors {}  invalidation_errors {}  timeouts {}  pass {}",
+        results.len(), ttfm.len(), count(Outcome::CompileError), count(Outcome::ValidationError),
+        count(Outcome::InvalidationError), count(Outcome::Timeout), count(Outcome::Pass));
+    println!(
+        "TTFM µs: p50 {:.0}  p90 {:.0}  p99 {:.0}  max {:.0}",
+        pct(&ttfm, 0.5),
+        pct(&ttfm, 0.9),
+        pct(&ttfm, 0.99),
+        pct(&ttfm, 1.0)
+    );
+    println!(
+        "TBM µs ({} masks): mean {:.1}  p50 {:.1}  p90 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
+        tbm.len(),
+        mean,
+        pct(&tbm, 0.5),
+        pct(&tbm, 0.9),
+        pct(&tbm, 0.99),
+        pct(&tbm, 0.999),
+        pct(&tbm, 1.0)
+    );
+    if json {
+        let j = serde_json::json!({
+            "schemas": results.len(), "compiled": ttfm.len(), "compile_errors": count(Outcome::CompileError),
+            "validation_errors": count(Outcome::ValidationError), "invalidation_errors": count(Outcome::InvalidationError),
+            "timeouts": count(Outcome::Timeout), "masks": tbm.len(),
+            "ttfm_us": {"p50": pct(&ttfm, 0.5), "p90": pct(&ttfm, 0.9), "p99": pct(&ttfm, 0.99), "max": pct(&ttfm, 1.0)},
+            "tbm_us": {"mean": mean, "p50": pct(&tbm, 0.5), "p90": pct(&tbm, 0.9), "p99": pct(&tbm, 0.99), "p999": pct(&tbm, 0.999), "max": pct(&tbm, 1.0)},
+        });
+        println!("{j}");
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
