@@ -19,7 +19,15 @@
 //! tokenized with it (its output checked to spell exactly those bytes); without one they
 //! are tokenized by greedy longest match, which may differ from the model's tokenizer.
 //! In all cases the last token is left out when a longer token could start with it.
+//!
+//! # Safety
+//!
+//! Every `extern "C"` function here is `unsafe` for Rust callers: each pointer argument must
+//! be null or valid for the call as the header states (objects from this API not yet
+//! freed and not used by another thread during the call, buffers with at least the given
+//! number of elements, NUL-terminated strings).
 #![allow(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -72,8 +80,15 @@ struct Callback {
     user_data: *const c_void,
 }
 
+// SAFETY: the header requires the callback to be thread-safe and `user_data` to be usable
+// from any thread until the factory and its matchers are freed; we only call `f` with it.
+unsafe impl Send for Callback {}
+// SAFETY: as for Send: calls through `&Callback` from several threads are allowed by the
+// header's contract on the callback.
+unsafe impl Sync for Callback {}
+
 impl Callback {
-    fn tokenize(&self, bytes: &[u8]) -> Vec<u32> {
+    fn tokenize(&self, bytes: &[u8]) -> Result<Vec<u32>, String> {
         let mut out = vec![0u32; bytes.len() + 1];
         for _ in 0..2 {
             // SAFETY: `bytes` and `out` are live slices whose lengths are passed with them;
@@ -84,12 +99,11 @@ impl Callback {
             };
             if n <= out.len() {
                 out.truncate(n);
-                return out;
+                return Ok(out);
             }
             out = vec![0u32; n];
         }
-        // The callback asked for more room twice: treat as no forced tokens.
-        Vec::new()
+        Err("the tokenize callback asked for a larger buffer twice".into())
     }
 }
 
@@ -123,25 +137,44 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     format!("internal error (panic caught in the C API): {msg}")
 }
 
-/// Writes `msg` into the caller's buffer, truncated at a char boundary, NUL-terminated.
-fn write_err(buf: *mut c_char, len: usize, msg: &str) {
-    if buf.is_null() || len == 0 {
-        return;
+/// The caller's error buffer: null, or `len` writable bytes.
+struct ErrBuf {
+    buf: *mut c_char,
+    len: usize,
+}
+
+impl ErrBuf {
+    /// # Safety
+    ///
+    /// `buf` is null or points to `len` writable bytes for as long as the `ErrBuf` lives.
+    unsafe fn new(buf: *mut c_char, len: usize) -> ErrBuf {
+        ErrBuf { buf, len }
     }
-    let mut n = msg.len().min(len - 1);
-    while !msg.is_char_boundary(n) {
-        n -= 1;
-    }
-    // SAFETY: `buf` is non-null and the caller guarantees it points to `len` writable bytes;
-    // we write `n + 1 <= len` bytes.
-    unsafe {
-        std::ptr::copy_nonoverlapping(msg.as_ptr(), buf.cast::<u8>(), n);
-        *buf.add(n) = 0;
+
+    /// Writes `msg`, truncated at a char boundary, NUL-terminated.
+    fn write(&self, msg: &str) {
+        if self.buf.is_null() || self.len == 0 {
+            return;
+        }
+        let mut n = msg.len().min(self.len - 1);
+        while !msg.is_char_boundary(n) {
+            n -= 1;
+        }
+        // SAFETY: non-null, and `len` writable bytes by `ErrBuf::new`'s contract; we write
+        // `n + 1 <= len` bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(msg.as_ptr(), self.buf.cast::<u8>(), n);
+            *self.buf.add(n) = 0;
+        }
     }
 }
 
 /// Reads a NUL-terminated UTF-8 string argument.
-fn read_str<'a>(p: *const c_char, what: &str) -> Result<&'a str, String> {
+///
+/// # Safety
+///
+/// `p` is null or a NUL-terminated string that lives and is not written for `'a`.
+unsafe fn read_str<'a>(p: *const c_char, what: &str) -> Result<&'a str, String> {
     if p.is_null() {
         return Err(format!("{what} is a null pointer"));
     }
@@ -151,7 +184,11 @@ fn read_str<'a>(p: *const c_char, what: &str) -> Result<&'a str, String> {
 }
 
 /// A slice from a C pointer and length; a null pointer is allowed only with length 0.
-fn read_slice<'a, T>(p: *const T, len: usize, what: &str) -> Result<&'a [T], String> {
+///
+/// # Safety
+///
+/// `p` is null or points to `len` initialized, aligned elements not written for `'a`.
+unsafe fn read_slice<'a, T>(p: *const T, len: usize, what: &str) -> Result<&'a [T], String> {
     if len == 0 {
         return Ok(&[]);
     }
@@ -164,19 +201,15 @@ fn read_slice<'a, T>(p: *const T, len: usize, what: &str) -> Result<&'a [T], Str
 }
 
 /// Runs `f`, turning an error or a panic into a message in the caller's buffer.
-fn with_err_buf<T>(
-    err_buf: *mut c_char,
-    err_len: usize,
-    f: impl FnOnce() -> Result<T, String>,
-) -> Option<T> {
+fn with_err_buf<T>(err: ErrBuf, f: impl FnOnce() -> Result<T, String>) -> Option<T> {
     let r = catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(panic_message(&*p)));
     match r {
         Ok(v) => {
-            write_err(err_buf, err_len, "");
+            err.write("");
             Some(v)
         }
         Err(m) => {
-            write_err(err_buf, err_len, &m);
+            err.write(&m);
             None
         }
     }
@@ -188,14 +221,21 @@ fn boxed_factory(factory: ParserFactory, callback: Option<Arc<Callback>>) -> *mu
 
 /// A factory for a tokenizer: `"bytes"`, a built-in name (`"o200k"`, `"cl100k"`) or a path
 /// to a tokenizer file. Returns null on error, with the message in `err_buf`.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_factory_new(
+pub unsafe extern "C" fn llg_factory_new(
     tokenizer: *const c_char,
     err_buf: *mut c_char,
     err_len: usize,
 ) -> *mut LlgFactory {
-    with_err_buf(err_buf, err_len, || {
-        let name = read_str(tokenizer, "tokenizer")?;
+    // SAFETY: `err_buf` is null or `err_len` writable bytes, by the module's contract.
+    let err = unsafe { ErrBuf::new(err_buf, err_len) };
+    with_err_buf(err, || {
+        // SAFETY: the pointer is our caller's, under the module's contract.
+        let name = unsafe { read_str(tokenizer, "tokenizer") }?;
         let f = ParserFactory::from_tokenizer_name(name).map_err(|e| e.to_string())?;
         Ok(boxed_factory(f, None))
     })
@@ -204,37 +244,49 @@ pub extern "C" fn llg_factory_new(
 
 /// A factory for a vocabulary given token by token. Returns null on error, with the message
 /// in `err_buf`.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_factory_new_from_vocab(
+pub unsafe extern "C" fn llg_factory_new_from_vocab(
     init: *const LlgVocabInit,
     err_buf: *mut c_char,
     err_len: usize,
 ) -> *mut LlgFactory {
-    with_err_buf(err_buf, err_len, || {
+    // SAFETY: `err_buf` is null or `err_len` writable bytes, by the module's contract.
+    let err = unsafe { ErrBuf::new(err_buf, err_len) };
+    with_err_buf(err, || {
         if init.is_null() {
             return Err("init is a null pointer".into());
         }
         // SAFETY: non-null; the caller guarantees it points to an initialized LlgVocabInit.
         let init = unsafe { &*init };
         let n = init.n_vocab as usize;
-        let ptrs = read_slice(init.token_bytes, n, "token_bytes")?;
-        let lens = read_slice(init.token_lens, n, "token_lens")?;
+        // SAFETY: the pointer is our caller's, under the module's contract.
+        let ptrs = unsafe { read_slice(init.token_bytes, n, "token_bytes") }?;
+        // SAFETY: the pointer is our caller's, under the module's contract.
+        let lens = unsafe { read_slice(init.token_lens, n, "token_lens") }?;
         let special = if init.is_special.is_null() {
             None
         } else {
-            Some(read_slice(init.is_special, n, "")?)
+            // SAFETY: the pointer is our caller's, under the module's contract.
+            Some(unsafe { read_slice(init.is_special, n, "is_special") }?)
         };
-        let eos = read_slice(init.eos_tokens, init.n_eos, "eos_tokens")?;
+        // SAFETY: the pointer is our caller's, under the module's contract.
+        let eos = unsafe { read_slice(init.eos_tokens, init.n_eos, "eos_tokens") }?;
         let mut b = VocabBuilder::new();
         if !init.name.is_null() {
-            b.name(read_str(init.name, "name")?);
+            // SAFETY: the pointer is our caller's, under the module's contract.
+            b.name(unsafe { read_str(init.name, "name") }?);
         }
         b.min_len(n);
         for (i, (&p, &len)) in ptrs.iter().zip(lens).enumerate() {
             if len == 0 {
                 continue;
             }
-            let bytes = read_slice(p, len as usize, &format!("token_bytes[{i}]"))?;
+            // SAFETY: the pointer is our caller's, under the module's contract.
+            let bytes = unsafe { read_slice(p, len as usize, &format!("token_bytes[{i}]")) }?;
             let id = TokenId::from_usize(i);
             if special.is_some_and(|s| s[i] != 0) {
                 let name = std::str::from_utf8(bytes)
@@ -260,8 +312,12 @@ pub extern "C" fn llg_factory_new_from_vocab(
 }
 
 /// Frees a factory (null is ignored). Matchers created from it stay valid.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_factory_free(factory: *mut LlgFactory) {
+pub unsafe extern "C" fn llg_factory_free(factory: *mut LlgFactory) {
     if factory.is_null() {
         return;
     }
@@ -272,37 +328,60 @@ pub extern "C" fn llg_factory_free(factory: *mut LlgFactory) {
     });
 }
 
-fn factory_ref<'a>(f: *const LlgFactory) -> Option<&'a LlgFactory> {
-    // SAFETY: the caller passes null or a live factory from llg_factory_new*.
+/// # Safety
+///
+/// `f` is null or a live factory from `llg_factory_new*`.
+unsafe fn factory_ref<'a>(f: *const LlgFactory) -> Option<&'a LlgFactory> {
+    // SAFETY: null or live, by this function's contract; factories are never mutated.
     unsafe { f.as_ref() }
 }
 
 /// The number of token ids (mask bits); 0 for a null factory.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_factory_vocab_size(factory: *const LlgFactory) -> usize {
-    catch_unwind(|| factory_ref(factory).map_or(0, |f| f.factory.trie().vocab_size())).unwrap_or(0)
+pub unsafe extern "C" fn llg_factory_vocab_size(factory: *const LlgFactory) -> usize {
+    // SAFETY: the pointer is our caller's, under the module's contract.
+    catch_unwind(|| unsafe { factory_ref(factory) }.map_or(0, |f| f.factory.trie().vocab_size()))
+        .unwrap_or(0)
 }
 
 /// The number of u32 words of a mask, `(vocab_size + 31) / 32`; 0 for a null factory.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_factory_mask_words(factory: *const LlgFactory) -> usize {
-    llg_factory_vocab_size(factory).div_ceil(32)
+pub unsafe extern "C" fn llg_factory_mask_words(factory: *const LlgFactory) -> usize {
+    // SAFETY: the pointer is our caller's, under the module's contract.
+    unsafe { llg_factory_vocab_size(factory) }.div_ceil(32)
 }
 
 /// A matcher for a grammar in `format` (`"lark"`, `"json"`, `"regex"`, `"gbnf"`, `"ir"`).
 /// Returns null on error, with the message in `err_buf`.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_new(
+pub unsafe extern "C" fn llg_matcher_new(
     factory: *const LlgFactory,
     format: *const c_char,
     grammar: *const c_char,
     err_buf: *mut c_char,
     err_len: usize,
 ) -> *mut LlgMatcher {
-    with_err_buf(err_buf, err_len, || {
-        let f = factory_ref(factory).ok_or("factory is a null pointer")?;
-        let format = read_str(format, "format")?;
-        let text = read_str(grammar, "grammar")?;
+    // SAFETY: `err_buf` is null or `err_len` writable bytes, by the module's contract.
+    let err = unsafe { ErrBuf::new(err_buf, err_len) };
+    with_err_buf(err, || {
+        // SAFETY: the pointer is our caller's, under the module's contract.
+        let f = unsafe { factory_ref(factory) }.ok_or("factory is a null pointer")?;
+        // SAFETY: the pointer is our caller's, under the module's contract.
+        let format = unsafe { read_str(format, "format") }?;
+        // SAFETY: the pointer is our caller's, under the module's contract.
+        let text = unsafe { read_str(grammar, "grammar") }?;
         let src =
             GrammarSource::from_format(format, text.to_string()).map_err(|e| e.to_string())?;
         let matcher = f.factory.create_matcher(&src).map_err(|e| e.to_string())?;
@@ -318,8 +397,12 @@ pub extern "C" fn llg_matcher_new(
 }
 
 /// Frees a matcher (null is ignored).
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_free(matcher: *mut LlgMatcher) {
+pub unsafe extern "C" fn llg_matcher_free(matcher: *mut LlgMatcher) {
     if matcher.is_null() {
         return;
     }
@@ -330,23 +413,33 @@ pub extern "C" fn llg_matcher_free(matcher: *mut LlgMatcher) {
     });
 }
 
-fn matcher_ref<'a>(m: *const LlgMatcher) -> Option<&'a LlgMatcher> {
-    // SAFETY: the caller passes null or a live matcher, not used by another thread during
-    // the call.
+/// # Safety
+///
+/// `m` is null or a live matcher not mutated during `'a`.
+unsafe fn matcher_ref<'a>(m: *const LlgMatcher) -> Option<&'a LlgMatcher> {
+    // SAFETY: null or live and not mutated, by this function's contract.
     unsafe { m.as_ref() }
 }
 
-fn matcher_mut<'a>(m: *mut LlgMatcher) -> Option<&'a mut LlgMatcher> {
-    // SAFETY: the caller passes null or a live matcher, not used by another thread during
-    // the call (the header: a matcher is used by one thread at a time).
+/// # Safety
+///
+/// `m` is null or a live matcher not otherwise accessed during `'a` (the header: a matcher
+/// is used by one thread at a time).
+unsafe fn matcher_mut<'a>(m: *mut LlgMatcher) -> Option<&'a mut LlgMatcher> {
+    // SAFETY: null or live and unaliased, by this function's contract.
     unsafe { m.as_mut() }
 }
 
 /// An independent copy of a matcher (same position, own state); null on a null argument.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_clone(matcher: *const LlgMatcher) -> *mut LlgMatcher {
+pub unsafe extern "C" fn llg_matcher_clone(matcher: *const LlgMatcher) -> *mut LlgMatcher {
     catch_unwind(|| {
-        let Some(m) = matcher_ref(matcher) else { return std::ptr::null_mut() };
+        // SAFETY: the pointer is our caller's, under the module's contract.
+        let Some(m) = (unsafe { matcher_ref(matcher) }) else { return std::ptr::null_mut() };
         Box::into_raw(Box::new(LlgMatcher {
             matcher: m.matcher.deep_clone(),
             factory: m.factory.clone(),
@@ -408,7 +501,7 @@ impl LlgMatcher {
         let vocab = tokenizer.vocab();
         let mut toks = match &self.callback {
             Some(cb) => {
-                let ids = cb.tokenize(&bytes);
+                let ids = cb.tokenize(&bytes)?;
                 if ids.iter().any(|&t| t as usize >= vocab.len()) {
                     return Err("the tokenize callback returned an id out of range".into());
                 }
@@ -442,19 +535,29 @@ fn on_matcher<T>(
     matcher: *mut LlgMatcher,
     f: impl FnOnce(&mut LlgMatcher) -> Result<T, String>,
 ) -> Option<T> {
-    catch_unwind(AssertUnwindSafe(|| matcher_mut(matcher)?.call(f))).unwrap_or(None)
+    // SAFETY: the pointer is our caller's, under the module's contract.
+    catch_unwind(AssertUnwindSafe(|| unsafe { matcher_mut(matcher) }?.call(f))).unwrap_or(None)
 }
 
 /// The number of u32 words of a mask; 0 for a null matcher.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_mask_words(matcher: *const LlgMatcher) -> usize {
-    catch_unwind(|| matcher_ref(matcher).map_or(0, |m| m.mask_words())).unwrap_or(0)
+pub unsafe extern "C" fn llg_matcher_mask_words(matcher: *const LlgMatcher) -> usize {
+    // SAFETY: the pointer is our caller's, under the module's contract.
+    catch_unwind(|| unsafe { matcher_ref(matcher) }.map_or(0, |m| m.mask_words())).unwrap_or(0)
 }
 
 /// Computes the mask into `mask[..mask_words]` (at least `llg_matcher_mask_words` words;
 /// extra words are zeroed). 0 on success, -1 on error.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_compute_mask(
+pub unsafe extern "C" fn llg_matcher_compute_mask(
     matcher: *mut LlgMatcher,
     mask: *mut u32,
     mask_words: usize,
@@ -474,22 +577,31 @@ pub extern "C" fn llg_matcher_compute_mask(
 }
 
 /// Consumes one token. 0 on success, -1 on error (a rejected token is a sticky error).
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_consume_token(matcher: *mut LlgMatcher, token: u32) -> i32 {
+pub unsafe extern "C" fn llg_matcher_consume_token(matcher: *mut LlgMatcher, token: u32) -> i32 {
     status(on_matcher(matcher, |m| {
         m.matcher.consume_token(TokenId(token)).map_err(|e| e.to_string())
     }))
 }
 
 /// Consumes `n` tokens in order. 0 on success, -1 on error (sticky).
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_consume_tokens(
+pub unsafe extern "C" fn llg_matcher_consume_tokens(
     matcher: *mut LlgMatcher,
     tokens: *const u32,
     n: usize,
 ) -> i32 {
     status(on_matcher(matcher, |m| {
-        let toks = read_slice(tokens, n, "tokens")?;
+        // SAFETY: the pointer is our caller's, under the module's contract.
+        let toks = unsafe { read_slice(tokens, n, "tokens") }?;
         toks.iter()
             .try_for_each(|&t| m.matcher.consume_token(TokenId(t)))
             .map_err(|e| e.to_string())
@@ -498,15 +610,20 @@ pub extern "C" fn llg_matcher_consume_tokens(
 
 /// How many leading tokens of `tokens[..n]` would be accepted, without changing the state.
 /// -1 on error.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_validate_tokens(
+pub unsafe extern "C" fn llg_matcher_validate_tokens(
     matcher: *mut LlgMatcher,
     tokens: *const u32,
     n: usize,
 ) -> i32 {
     on_matcher(matcher, |m| {
         let toks: Vec<TokenId> =
-            read_slice(tokens, n, "tokens")?.iter().map(|&t| TokenId(t)).collect();
+            // SAFETY: the pointer is our caller's, under the module's contract.
+            unsafe { read_slice(tokens, n, "tokens") }?.iter().map(|&t| TokenId(t)).collect();
         let k = m.matcher.validate_tokens(&toks).map_err(|e| e.to_string())?;
         i32::try_from(k).map_err(|_| "too many tokens for an int32_t result".to_string())
     })
@@ -514,22 +631,34 @@ pub extern "C" fn llg_matcher_validate_tokens(
 }
 
 /// Undoes the last `n` consumed tokens. 0 on success, -1 on error.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_rollback(matcher: *mut LlgMatcher, n: usize) -> i32 {
+pub unsafe extern "C" fn llg_matcher_rollback(matcher: *mut LlgMatcher, n: usize) -> i32 {
     status(on_matcher(matcher, |m| m.matcher.rollback(n).map_err(|e| e.to_string())))
 }
 
 /// Back to the start of the grammar (an error state stays). 0 on success, -1 on error.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_reset(matcher: *mut LlgMatcher) -> i32 {
+pub unsafe extern "C" fn llg_matcher_reset(matcher: *mut LlgMatcher) -> i32 {
     status(on_matcher(matcher, |m| m.matcher.reset().map_err(|e| e.to_string())))
 }
 
 /// Computes the forced tokens; writes the first `min(count, out_len)` of them into `out`
 /// and returns `count` (so a result above `out_len` means the buffer was too small). -1 on
 /// error.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_compute_ff_tokens(
+pub unsafe extern "C" fn llg_matcher_compute_ff_tokens(
     matcher: *mut LlgMatcher,
     out: *mut u32,
     out_len: usize,
@@ -554,27 +683,42 @@ pub extern "C" fn llg_matcher_compute_ff_tokens(
 }
 
 /// 1 if the tokens so far form a complete string of the grammar, 0 if not, -1 on error.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_is_accepting(matcher: *mut LlgMatcher) -> i32 {
+pub unsafe extern "C" fn llg_matcher_is_accepting(matcher: *mut LlgMatcher) -> i32 {
     on_matcher(matcher, |m| m.matcher.is_accepting().map_err(|e| e.to_string()))
         .map_or(-1, i32::from)
 }
 
 /// 1 if the matcher stopped (EOS, max tokens, or error), 0 if not, -1 for null.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_is_stopped(matcher: *const LlgMatcher) -> i32 {
+pub unsafe extern "C" fn llg_matcher_is_stopped(matcher: *const LlgMatcher) -> i32 {
     catch_unwind(|| {
-        matcher_ref(matcher).map_or(-1, |m| i32::from(m.matcher.is_stopped() || m.sticky.is_some()))
+        // SAFETY: the pointer is our caller's, under the module's contract.
+        unsafe { matcher_ref(matcher) }
+            .map_or(-1, |m| i32::from(m.matcher.is_stopped() || m.sticky.is_some()))
     })
     .unwrap_or(-1)
 }
 
 /// The stop reason: `LLG_STOP_NOT_STOPPED` (0), `LLG_STOP_EOS` (1), `LLG_STOP_MAX_TOKENS`
 /// (2), `LLG_STOP_ERROR` (3); -1 for null.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_stop_reason(matcher: *const LlgMatcher) -> i32 {
+pub unsafe extern "C" fn llg_matcher_stop_reason(matcher: *const LlgMatcher) -> i32 {
     catch_unwind(|| {
-        matcher_ref(matcher).map_or(-1, |m| {
+        // SAFETY: the pointer is our caller's, under the module's contract.
+        unsafe { matcher_ref(matcher) }.map_or(-1, |m| {
             if m.sticky.is_some() {
                 return 3;
             }
@@ -590,18 +734,28 @@ pub extern "C" fn llg_matcher_stop_reason(matcher: *const LlgMatcher) -> i32 {
 }
 
 /// 1 if the matcher is in its sticky error state, 0 if not, -1 for null.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_is_error(matcher: *const LlgMatcher) -> i32 {
-    catch_unwind(|| matcher_ref(matcher).map_or(-1, |m| i32::from(m.sticky.is_some())))
+pub unsafe extern "C" fn llg_matcher_is_error(matcher: *const LlgMatcher) -> i32 {
+    // SAFETY: the pointer is our caller's, under the module's contract.
+    catch_unwind(|| unsafe { matcher_ref(matcher) }.map_or(-1, |m| i32::from(m.sticky.is_some())))
         .unwrap_or(-1)
 }
 
 /// The sticky error message, or null when not in the error state. Owned by the matcher;
 /// valid until the next call on it or its free.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_get_error(matcher: *const LlgMatcher) -> *const c_char {
+pub unsafe extern "C" fn llg_matcher_get_error(matcher: *const LlgMatcher) -> *const c_char {
     catch_unwind(|| {
-        matcher_ref(matcher)
+        // SAFETY: the pointer is our caller's, under the module's contract.
+        unsafe { matcher_ref(matcher) }
             .and_then(|m| m.sticky.as_ref())
             .map_or(std::ptr::null(), |s| s.as_ptr())
     })
@@ -611,10 +765,15 @@ pub extern "C" fn llg_matcher_get_error(matcher: *const LlgMatcher) -> *const c_
 /// The message of the last call on this matcher if it failed (sticky or not: a too-small
 /// buffer, a bad rollback count), else null. Owned by the matcher; valid until the next
 /// call on it or its free.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_last_error(matcher: *const LlgMatcher) -> *const c_char {
+pub unsafe extern "C" fn llg_matcher_last_error(matcher: *const LlgMatcher) -> *const c_char {
     catch_unwind(|| {
-        matcher_ref(matcher)
+        // SAFETY: the pointer is our caller's, under the module's contract.
+        unsafe { matcher_ref(matcher) }
             .and_then(|m| m.last_error.as_ref())
             .map_or(std::ptr::null(), |s| s.as_ptr())
     })
@@ -622,8 +781,15 @@ pub extern "C" fn llg_matcher_last_error(matcher: *const LlgMatcher) -> *const c
 }
 
 /// Stops the matcher after `max_tokens` tokens (0: no limit). 0 on success, -1 for null.
+///
+/// # Safety
+///
+/// See the [module documentation](self#safety).
 #[no_mangle]
-pub extern "C" fn llg_matcher_set_max_tokens(matcher: *mut LlgMatcher, max_tokens: usize) -> i32 {
+pub unsafe extern "C" fn llg_matcher_set_max_tokens(
+    matcher: *mut LlgMatcher,
+    max_tokens: usize,
+) -> i32 {
     status(on_matcher(matcher, |m| {
         m.matcher.set_max_tokens((max_tokens > 0).then_some(max_tokens));
         Ok(())

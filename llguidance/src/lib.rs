@@ -32,7 +32,7 @@ mod matcher;
 
 pub mod ffi;
 
-pub use error::Error;
+pub use error::{Error, ErrorKind};
 pub use factory::{GrammarSource, ParserFactory, TOKEN_DFA_BUDGET};
 pub use matcher::{Engine, Matcher, StopReason};
 pub use toktrie::{TokenId, TokenSet, Tokenizer};

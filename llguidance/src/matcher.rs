@@ -250,20 +250,29 @@ impl Matcher {
     /// How many tokens of a draft would be accepted, without changing the state (for
     /// speculative decoding).
     pub fn validate_tokens(&mut self, toks: &[TokenId]) -> Result<usize, Error> {
+        let before = self.tokens.len();
         let n = self.try_consume_tokens(toks)?;
-        self.rollback(n)?;
+        // EOS after a stop is accepted without being recorded: roll back what was recorded.
+        self.rollback(self.tokens.len() - before)?;
         Ok(n)
     }
 
     /// Undoes the last `n` consumed tokens.
     pub fn rollback(&mut self, n: usize) -> Result<(), Error> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        if n > self.tokens.len() {
+            // A usage error, not sticky (like a too-small mask buffer).
+            return Err(Error::new(
+                ErrorKind::Usage,
+                format!("cannot roll back {n} tokens, {} consumed", self.tokens.len()),
+            ));
+        }
+        if n == 0 {
+            return Ok(());
+        }
         self.guarded(true, |m| {
-            if n > m.tokens.len() {
-                return Err(Error::new(
-                    ErrorKind::Usage,
-                    format!("cannot roll back {n} tokens, {} consumed", m.tokens.len()),
-                ));
-            }
             match &mut m.backend {
                 Backend::Earley(p) => p.rollback(n)?,
                 Backend::TokenDfa(g) => g
@@ -271,10 +280,14 @@ impl Matcher {
                     .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?,
             }
             m.tokens.truncate(m.tokens.len() - n);
-            m.stop = StopReason::NotStopped;
-            if m.max_tokens.is_some_and(|k| m.tokens.len() >= k) {
-                m.stop = StopReason::MaxTokens;
-            }
+            let eos = m.shared.tokenizer.vocab().eos_tokens();
+            m.stop = if m.tokens.last().is_some_and(|t| eos.contains(t)) {
+                StopReason::EndOfSequence
+            } else if m.max_tokens.is_some_and(|k| m.tokens.len() >= k) {
+                StopReason::MaxTokens
+            } else {
+                StopReason::NotStopped
+            };
             Ok(())
         })
     }
@@ -308,7 +321,13 @@ impl Matcher {
         if bytes.is_empty() {
             return Ok(Vec::new());
         }
-        let mut toks = self.shared.tokenizer.tokenize_bytes(&bytes).map_err(Error::from)?;
+        let tok = &self.shared.tokenizer;
+        // Without a canonical tokenizer (a vocabulary given as bytes), longest match.
+        let mut toks = if tok.has_canonical() {
+            tok.tokenize_bytes(&bytes).map_err(Error::from)?
+        } else {
+            tok.tokenize_greedy(&bytes).map_err(Error::from)?
+        };
         if let Some(&last) = toks.last() {
             if self.shared.trie.has_extensions(self.shared.tokenizer.vocab().token_bytes(last)) {
                 toks.pop();

@@ -34,7 +34,11 @@ fn check(f: &ParserFactory, rx: &str, text: &str) {
         let (mut da, mut eb) = (dfa.deep_clone(), ear.deep_clone());
         da.consume_token(r).unwrap();
         eb.consume_token(r).unwrap();
-        assert_eq!(da.compute_mask().unwrap(), eb.compute_mask().unwrap(), "{rx:?}: after random token");
+        assert_eq!(
+            da.compute_mask().unwrap(),
+            eb.compute_mask().unwrap(),
+            "{rx:?}: after random token"
+        );
         dfa.consume_token(t).unwrap();
         ear.consume_token(t).unwrap();
     }
@@ -71,7 +75,8 @@ fn auto_picks_the_token_dfa_for_regexes_and_earley_otherwise() {
     assert_eq!(m.engine(), Engine::TokenDfa);
     let m = f.create_matcher(&GrammarSource::Lark("start: /[0-9]+/".into())).unwrap();
     assert_eq!(m.engine(), Engine::Earley);
-    let err = f.with_engine(Engine::TokenDfa).create_matcher(&GrammarSource::Lark("start: \"a\"".into()));
+    let err =
+        f.with_engine(Engine::TokenDfa).create_matcher(&GrammarSource::Lark("start: \"a\"".into()));
     assert!(err.is_err());
     // EOS is allowed exactly when the regex matched.
     let mut m = f.create_matcher(&GrammarSource::Regex("ab".into())).unwrap();

@@ -1,0 +1,502 @@
+//! ECMA-262 regexes (JSON Schema `pattern`) translated to Rust regex syntax, and the regexes
+//! of the supported `format`s. All regexes here describe string *contents* (before JSON
+//! quoting) and are anchored (they match whole strings).
+
+use crate::{Error, ErrorKind};
+
+/// ECMA `\s`: white space and line terminators.
+const SPACE: &str = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
+
+/// Any character (a Unicode scalar value).
+pub(crate) const ANY_CHAR: &str = r"(?s:.)";
+
+fn unsupported(pattern: &str, what: &str) -> Error {
+    Error::new(ErrorKind::Unsupported, format!("pattern {pattern:?}: {what} is not supported"))
+}
+
+/// Translates an ECMA-262 regex to Rust regex syntax. With `anchored` (LLGuidance's
+/// behaviour, the default) the pattern must match the whole string; otherwise it is a search
+/// (JSON Schema's semantics), as if surrounded by `.*`. A leading `^` and a trailing `$` of a
+/// top-level alternative anchor it explicitly in both modes.
+pub(crate) fn translate_pattern(pattern: &str, anchored: bool) -> Result<String, Error> {
+    let chars: Vec<char> = pattern.chars().collect();
+    // split top-level alternatives
+    let mut branches: Vec<(usize, usize)> = Vec::new();
+    let (mut depth, mut in_class, mut start, mut i) = (0i32, false, 0usize, 0usize);
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 1,
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class => depth += 1,
+            ')' if !in_class => depth -= 1,
+            '|' if !in_class && depth == 0 => {
+                branches.push((start, i));
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    branches.push((start, chars.len()));
+    let mut out = Vec::new();
+    for (s, e) in branches {
+        let mut b = &chars[s..e];
+        let mut left = false;
+        let mut right = false;
+        if b.first() == Some(&'^') {
+            left = true;
+            b = &b[1..];
+        }
+        if b.last() == Some(&'$') && !is_escaped(b, b.len() - 1) {
+            right = true;
+            b = &b[..b.len() - 1];
+        }
+        let body = translate_body(pattern, b)?;
+        let pre = if left || anchored { "" } else { ANY_CHAR_STAR };
+        let post = if right || anchored { "" } else { ANY_CHAR_STAR };
+        out.push(format!("{pre}(?:{body}){post}"));
+    }
+    Ok(out.join("|"))
+}
+
+const ANY_CHAR_STAR: &str = r"(?s:.)*";
+
+fn is_escaped(b: &[char], i: usize) -> bool {
+    let mut n = 0;
+    let mut j = i;
+    while j > 0 && b[j - 1] == '\\' {
+        n += 1;
+        j -= 1;
+    }
+    n % 2 == 1
+}
+
+fn push_char(out: &mut String, c: char) {
+    if c.is_ascii_alphanumeric() || (!c.is_ascii() && !c.is_control()) {
+        out.push(c);
+    } else {
+        out.push_str(&format!("\\x{{{:X}}}", c as u32));
+    }
+}
+
+fn hex(chars: &[char], i: usize, n: usize) -> Option<u32> {
+    if i + n > chars.len() {
+        return None;
+    }
+    let s: String = chars[i..i + n].iter().collect();
+    if s.chars().all(|c| c.is_ascii_hexdigit()) {
+        u32::from_str_radix(&s, 16).ok()
+    } else {
+        None
+    }
+}
+
+/// One escape at `chars[i]` (the char after `\`); returns the translation and the number of
+/// chars consumed after the backslash.
+fn escape(
+    pattern: &str,
+    chars: &[char],
+    i: usize,
+    in_class: bool,
+) -> Result<(String, usize), Error> {
+    let c = *chars.get(i).ok_or_else(|| unsupported(pattern, "a trailing backslash"))?;
+    let cls = |s: &str| format!("[{s}]");
+    Ok(match c {
+        'd' => (cls("0-9"), 1),
+        'D' => ("[^0-9]".to_string(), 1),
+        'w' => (cls("0-9A-Za-z_"), 1),
+        'W' => ("[^0-9A-Za-z_]".to_string(), 1),
+        's' => (cls(SPACE), 1),
+        'S' => (format!("[^{SPACE}]"), 1),
+        'n' => ("\\n".into(), 1),
+        'r' => ("\\r".into(), 1),
+        't' => ("\\t".into(), 1),
+        'v' => ("\\x0B".into(), 1),
+        'f' => ("\\x0C".into(), 1),
+        '0' if !chars.get(i + 1).is_some_and(|c| c.is_ascii_digit()) => ("\\x00".into(), 1),
+        'b' if in_class => ("\\x08".into(), 1),
+        'b' | 'B' => return Err(unsupported(pattern, "a word boundary (\\b)")),
+        '1'..='9' => return Err(unsupported(pattern, "a backreference")),
+        'k' => return Err(unsupported(pattern, "a named backreference")),
+        'c' => match chars.get(i + 1) {
+            Some(l) if l.is_ascii_alphabetic() => (format!("\\x{{{:X}}}", (*l as u32) % 32), 2),
+            _ => return Err(unsupported(pattern, "\\c without a letter")),
+        },
+        'x' => match hex(chars, i + 1, 2) {
+            Some(v) => (format!("\\x{{{v:X}}}"), 3),
+            None => return Err(unsupported(pattern, "a malformed \\x escape")),
+        },
+        'u' => {
+            if chars.get(i + 1) == Some(&'{') {
+                let end = chars[i..].iter().position(|&c| c == '}').map(|p| p + i);
+                let end = end.ok_or_else(|| unsupported(pattern, "a malformed \\u{...}"))?;
+                let v = hex(chars, i + 2, end - i - 2)
+                    .ok_or_else(|| unsupported(pattern, "a malformed \\u{...}"))?;
+                char::from_u32(v).ok_or_else(|| unsupported(pattern, "a surrogate code point"))?;
+                (format!("\\x{{{v:X}}}"), end - i + 1)
+            } else {
+                let v = hex(chars, i + 1, 4)
+                    .ok_or_else(|| unsupported(pattern, "a malformed \\u escape"))?;
+                if (0xD800..0xDC00).contains(&v)
+                    && chars.get(i + 5) == Some(&'\\')
+                    && chars.get(i + 6) == Some(&'u')
+                {
+                    if let Some(lo) =
+                        hex(chars, i + 7, 4).filter(|lo| (0xDC00..0xE000).contains(lo))
+                    {
+                        let cp = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
+                        return Ok((format!("\\x{{{cp:X}}}"), 11));
+                    }
+                }
+                if (0xD800..0xE000).contains(&v) {
+                    return Err(unsupported(pattern, "a lone surrogate"));
+                }
+                (format!("\\x{{{v:X}}}"), 5)
+            }
+        }
+        'p' | 'P' => {
+            if chars.get(i + 1) != Some(&'{') {
+                return Err(unsupported(pattern, "\\p without {...}"));
+            }
+            let end = chars[i..].iter().position(|&c| c == '}').map(|p| p + i);
+            let end = end.ok_or_else(|| unsupported(pattern, "a malformed \\p{...}"))?;
+            let name: String = chars[i + 2..end].iter().collect();
+            if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '=') {
+                return Err(unsupported(pattern, "this Unicode property"));
+            }
+            (format!("\\{c}{{{name}}}"), end - i + 1)
+        }
+        c if c.is_ascii_alphanumeric() => {
+            return Err(unsupported(pattern, &format!("the escape \\{c}")))
+        }
+        c => {
+            let mut s = String::new();
+            push_char(&mut s, c);
+            (s, 1)
+        }
+    })
+}
+
+/// Whether `chars[i..]` starts a valid quantifier `{n}`, `{n,}`, `{n,m}`; returns its length.
+fn quantifier_len(chars: &[char], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    let d0 = j;
+    while j < chars.len() && chars[j].is_ascii_digit() {
+        j += 1;
+    }
+    if j == d0 {
+        return None;
+    }
+    if chars.get(j) == Some(&',') {
+        j += 1;
+        while j < chars.len() && chars[j].is_ascii_digit() {
+            j += 1;
+        }
+    }
+    if chars.get(j) == Some(&'}') {
+        Some(j - i + 1)
+    } else {
+        None
+    }
+}
+
+fn translate_body(pattern: &str, chars: &[char]) -> Result<String, Error> {
+    let mut out = String::new();
+    let mut i = 0;
+    let mut prev_atom = false;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\\' => {
+                let (s, n) = escape(pattern, chars, i + 1, false)?;
+                out.push_str(&s);
+                i += 1 + n;
+                prev_atom = true;
+            }
+            '.' => {
+                out.push_str(r"[^\n\r\x{2028}\x{2029}]");
+                i += 1;
+                prev_atom = true;
+            }
+            '^' | '$' => return Err(unsupported(pattern, "an anchor inside the pattern")),
+            '(' => {
+                if chars.get(i + 1) == Some(&'?') {
+                    match chars.get(i + 2) {
+                        Some(':') => {
+                            out.push_str("(?:");
+                            i += 3;
+                        }
+                        Some('<') if matches!(chars.get(i + 3), Some(c) if c.is_ascii_alphabetic() || *c == '_') =>
+                        {
+                            let end = chars[i..].iter().position(|&c| c == '>').map(|p| p + i);
+                            let end =
+                                end.ok_or_else(|| unsupported(pattern, "a malformed group name"))?;
+                            out.push('(');
+                            i = end + 1;
+                        }
+                        _ => return Err(unsupported(pattern, "a look-around assertion")),
+                    }
+                } else {
+                    out.push('(');
+                    i += 1;
+                }
+                prev_atom = false;
+            }
+            ')' | '|' => {
+                out.push(c);
+                i += 1;
+                prev_atom = c == ')';
+            }
+            '*' | '+' | '?' => {
+                if !prev_atom {
+                    return Err(unsupported(pattern, "a quantifier without an operand"));
+                }
+                out.push(c);
+                i += 1;
+                if chars.get(i) == Some(&'?') {
+                    // lazy quantifiers match the same strings
+                    i += 1;
+                }
+                prev_atom = false;
+            }
+            '{' => match quantifier_len(chars, i) {
+                Some(n) if prev_atom => {
+                    let q: String = chars[i..i + n].iter().collect();
+                    out.push_str(&q);
+                    i += n;
+                    if chars.get(i) == Some(&'?') {
+                        i += 1;
+                    }
+                    prev_atom = false;
+                }
+                Some(_) => return Err(unsupported(pattern, "a quantifier without an operand")),
+                None => {
+                    out.push_str("\\{");
+                    i += 1;
+                    prev_atom = true;
+                }
+            },
+            '[' => {
+                let (s, n) = class(pattern, chars, i)?;
+                out.push_str(&s);
+                i += n;
+                prev_atom = true;
+            }
+            c => {
+                push_char(&mut out, c);
+                i += 1;
+                prev_atom = true;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A character class starting at `chars[i] == '['`.
+fn class(pattern: &str, chars: &[char], i: usize) -> Result<(String, usize), Error> {
+    let mut j = i + 1;
+    let neg = chars.get(j) == Some(&'^');
+    if neg {
+        j += 1;
+    }
+    let mut items = String::new();
+    let mut empty = true;
+    loop {
+        let c = *chars.get(j).ok_or_else(|| unsupported(pattern, "an unterminated class"))?;
+        match c {
+            ']' => {
+                j += 1;
+                break;
+            }
+            '\\' => {
+                let (s, n) = escape(pattern, chars, j + 1, true)?;
+                items.push_str(&s);
+                j += 1 + n;
+            }
+            '-' => {
+                items.push_str("\\-");
+                j += 1;
+            }
+            c => {
+                push_char(&mut items, c);
+                j += 1;
+            }
+        }
+        empty = false;
+    }
+    // re-introduce ranges: "a\-z" was written for every '-': find real ranges
+    let s = if empty {
+        if neg {
+            ANY_CHAR.to_string()
+        } else {
+            "[^\\x00-\\x{10FFFF}]".to_string()
+        }
+    } else {
+        format!("[{}{}]", if neg { "^" } else { "" }, fix_ranges(&items))
+    };
+    Ok((s, j - i))
+}
+
+/// In class items, `\-` between two single characters is a range.
+fn fix_ranges(items: &str) -> String {
+    // Tokenize into units: \x{..}, \-, \n-like escapes, [..] nested, single chars.
+    let cs: Vec<char> = items.chars().collect();
+    let mut units: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cs.len() {
+        if cs[i] == '\\' {
+            if cs.get(i + 1) == Some(&'x') && cs.get(i + 2) == Some(&'{') {
+                let end = cs[i..].iter().position(|&c| c == '}').map_or(cs.len() - 1, |p| p + i);
+                units.push(cs[i..=end].iter().collect());
+                i = end + 1;
+            } else if matches!(cs.get(i + 1), Some('x')) {
+                units.push(cs[i..(i + 4).min(cs.len())].iter().collect());
+                i += 4;
+            } else if matches!(cs.get(i + 1), Some('p') | Some('P')) {
+                let end = cs[i..].iter().position(|&c| c == '}').map_or(cs.len() - 1, |p| p + i);
+                units.push(cs[i..=end].iter().collect());
+                i = end + 1;
+            } else {
+                units.push(cs[i..(i + 2).min(cs.len())].iter().collect());
+                i += 2;
+            }
+        } else if cs[i] == '[' {
+            let end = cs[i..].iter().position(|&c| c == ']').map_or(cs.len() - 1, |p| p + i);
+            units.push(cs[i..=end].iter().collect());
+            i = end + 1;
+        } else {
+            units.push(cs[i].to_string());
+            i += 1;
+        }
+    }
+    let single = |u: &str| !(u.starts_with('[') || u.starts_with("\\p") || u.starts_with("\\P"));
+    let mut out = String::new();
+    let mut k = 0;
+    while k < units.len() {
+        if k + 2 < units.len()
+            && units[k + 1] == "\\-"
+            && single(&units[k])
+            && single(&units[k + 2])
+        {
+            out.push_str(&units[k]);
+            out.push('-');
+            out.push_str(&units[k + 2]);
+            k += 3;
+        } else {
+            out.push_str(&units[k]);
+            k += 1;
+        }
+    }
+    out
+}
+
+/// The regex (string contents) of a `format`, or `None` if the format is unknown.
+pub(crate) fn format_regex(name: &str) -> Option<String> {
+    let dec_octet = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])";
+    let ipv4 = format!(r"{dec_octet}(?:\.{dec_octet}){{3}}");
+    let h16 = "[0-9A-Fa-f]{1,4}";
+    let ls32 = format!("(?:{h16}:{h16}|{ipv4})");
+    let ipv6 = [
+        format!("(?:{h16}:){{6}}{ls32}"),
+        format!("::(?:{h16}:){{5}}{ls32}"),
+        format!("(?:{h16})?::(?:{h16}:){{4}}{ls32}"),
+        format!("(?:(?:{h16}:){{0,1}}{h16})?::(?:{h16}:){{3}}{ls32}"),
+        format!("(?:(?:{h16}:){{0,2}}{h16})?::(?:{h16}:){{2}}{ls32}"),
+        format!("(?:(?:{h16}:){{0,3}}{h16})?::{h16}:{ls32}"),
+        format!("(?:(?:{h16}:){{0,4}}{h16})?::{ls32}"),
+        format!("(?:(?:{h16}:){{0,5}}{h16})?::{h16}"),
+        format!("(?:(?:{h16}:){{0,6}}{h16})?::"),
+    ]
+    .join("|");
+    let ipv6 = format!("(?:{ipv6})");
+    let year = "[0-9]{4}";
+    let leap = "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)";
+    let date = format!(
+        "(?:{year}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))|{leap}-02-29)"
+    );
+    let frac = r"(?:\.[0-9]+)?";
+    let offset = "(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])";
+    let time = format!(
+        "(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]{frac}{offset}|23:59:60{frac}(?:[Zz]|[+-]00:00))"
+    );
+    let unreserved = r"A-Za-z0-9\-._~";
+    let sub_delims = r"!$&'()*+,;=";
+    let pct = "%[0-9A-Fa-f]{2}";
+    let uri_parts = |extra: &str, private: &str| {
+        let pchar = format!("(?:[{unreserved}{sub_delims}:@{extra}]|{pct})");
+        let userinfo = format!("(?:[{unreserved}{sub_delims}:{extra}]|{pct})*");
+        let reg_name = format!("(?:[{unreserved}{sub_delims}{extra}]|{pct})*");
+        let ipfuture = format!(r"[vV][0-9A-Fa-f]+\.[{unreserved}{sub_delims}:]+");
+        let host = format!(r"(?:\[(?:{ipv6}|{ipfuture})\]|{ipv4}|{reg_name})");
+        let authority = format!("(?:{userinfo}@)?{host}(?::[0-9]*)?");
+        let segment = format!("{pchar}*");
+        let segment_nz = format!("{pchar}+");
+        let segment_nz_nc = format!("(?:[{unreserved}{sub_delims}@{extra}]|{pct})+");
+        let path_abempty = format!("(?:/{segment})*");
+        let path_absolute = format!("/(?:{segment_nz}(?:/{segment})*)?");
+        let path_rootless = format!("{segment_nz}(?:/{segment})*");
+        let path_noscheme = format!("{segment_nz_nc}(?:/{segment})*");
+        let query = format!("(?:{pchar}|[/?{private}])*");
+        let fragment = format!("(?:{pchar}|[/?])*");
+        let scheme = r"[A-Za-z][A-Za-z0-9+\-.]*";
+        let hier = format!("(?://{authority}{path_abempty}|{path_absolute}|{path_rootless}|)");
+        let absolute = format!("{scheme}:{hier}(?:\\?{query})?(?:#{fragment})?");
+        let relative = format!(
+            "(?://{authority}{path_abempty}|{path_absolute}|{path_noscheme}|)(?:\\?{query})?(?:#{fragment})?"
+        );
+        (absolute, relative)
+    };
+    let ucschar = r"\x{A0}-\x{D7FF}\x{F900}-\x{FDCF}\x{FDF0}-\x{FFEF}\x{10000}-\x{1FFFD}\x{20000}-\x{2FFFD}\x{30000}-\x{3FFFD}\x{40000}-\x{4FFFD}\x{50000}-\x{5FFFD}\x{60000}-\x{6FFFD}\x{70000}-\x{7FFFD}\x{80000}-\x{8FFFD}\x{90000}-\x{9FFFD}\x{A0000}-\x{AFFFD}\x{B0000}-\x{BFFFD}\x{C0000}-\x{CFFFD}\x{D0000}-\x{DFFFD}\x{E1000}-\x{EFFFD}";
+    let iprivate = r"\x{E000}-\x{F8FF}\x{F0000}-\x{FFFFD}\x{100000}-\x{10FFFD}";
+    let label = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+    let json_pointer = "(?:/(?:[^~/]|~[01])*)*";
+    let atext = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~\-]";
+    let rx = match name {
+        "date-time" => format!("{date}[Tt]{time}"),
+        "date" => date,
+        "time" => time,
+        "duration" => {
+            let d = "[0-9]+";
+            let dur_time = format!("T(?:{d}H(?:{d}M(?:{d}S)?)?|{d}M(?:{d}S)?|{d}S)");
+            let dur_date = format!("(?:{d}Y(?:{d}M(?:{d}D)?)?|{d}M(?:{d}D)?|{d}D)(?:{dur_time})?");
+            format!("P(?:{dur_date}|{dur_time}|{d}W)")
+        }
+        "email" => {
+            // dot-atom local part @ hostname (quoted local parts and address literals are
+            // rejected: a subset of valid addresses)
+            format!(r"{atext}+(?:\.{atext}+)*@{label}(?:\.{label})*")
+        }
+        "hostname" => {
+            // labels without "--" in positions 3-4 (see format_exclusions)
+            format!("(?:{label})(?:\\.(?:{label}))*")
+        }
+        "ipv4" => ipv4,
+        "ipv6" => ipv6,
+        "uuid" => "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
+            .to_string(),
+        "uri" => uri_parts("", "").0,
+        "uri-reference" => {
+            let (a, r) = uri_parts("", "");
+            format!("{a}|{r}")
+        }
+        "iri" => uri_parts(ucschar, iprivate).0,
+        "iri-reference" => {
+            let (a, r) = uri_parts(ucschar, iprivate);
+            format!("{a}|{r}")
+        }
+        "json-pointer" => json_pointer.to_string(),
+        "relative-json-pointer" => format!("(?:0|[1-9][0-9]*)(?:#|{json_pointer})"),
+        _ => return None,
+    };
+    Some(rx)
+}
+
+/// Extra conditions of a format beyond its regex, as regexes that must *not* match.
+pub(crate) fn format_exclusions(name: &str) -> Vec<String> {
+    match name {
+        // a label with "--" in positions 3 and 4 (reserved for IDNA); total length > 253
+        "hostname" => vec![r"(?:.*\.)?[^.]{2}--.*".to_string(), r"(?s:.){254,}".to_string()],
+        _ => vec![],
+    }
+}

@@ -1,0 +1,463 @@
+//! Normalized schemas to grammar rules: one rule per schema expression (so recursion in the
+//! schema is recursion in the grammar), scalars as single lexemes, arrays and objects as
+//! small state machines over counts.
+
+use std::collections::{HashMap, VecDeque};
+
+use lexer::RegexSpec;
+
+use super::numbers;
+use super::schema::{json_eq, Arr, Ctx, Exp, Node, Obj, Rx, SExpr, STRING_ANY};
+use crate::ir::{Expr, Rule, RuleAttrs};
+use crate::{Error, ErrorKind};
+
+/// The most grammar rules one schema may produce.
+const MAX_RULES: usize = 100_000;
+/// The most distinct `patternProperties` patterns of one object.
+const MAX_PATTERNS: usize = 6;
+/// The largest finite item domain for `uniqueItems`.
+const MAX_UNIQUE_DOMAIN: usize = 10;
+
+pub(crate) struct Emitter<'c, 'a> {
+    pub ctx: &'c mut Ctx<'a>,
+    pub rules: Vec<Rule>,
+    names: HashMap<SExpr, String>,
+    queue: VecDeque<(SExpr, String)>,
+    item_sep: String,
+    key_sep: String,
+}
+
+fn lit(s: &str) -> Expr {
+    Expr::Lexeme(RegexSpec::Literal(s.to_string()))
+}
+
+fn alt(mut v: Vec<Expr>) -> Expr {
+    if v.len() == 1 {
+        v.pop().unwrap_or(Expr::Empty)
+    } else {
+        Expr::Alt(v)
+    }
+}
+
+fn key_lexeme(content: RegexSpec) -> Expr {
+    Expr::Lexeme(RegexSpec::JsonQuote {
+        expr: Box::new(content),
+        raw: false,
+        allowed_escapes: None,
+    })
+}
+
+impl<'c, 'a> Emitter<'c, 'a> {
+    pub fn new(ctx: &'c mut Ctx<'a>, item_sep: String, key_sep: String) -> Self {
+        Emitter {
+            ctx,
+            rules: vec![],
+            names: HashMap::new(),
+            queue: VecDeque::new(),
+            item_sep,
+            key_sep,
+        }
+    }
+
+    /// Emits the rules for `root` and everything it reaches; returns the start rule.
+    pub fn run(&mut self, root: SExpr) -> Result<String, Error> {
+        let start = self.rule_for(&root);
+        while let Some((e, name)) = self.queue.pop_front() {
+            if self.rules.len() > MAX_RULES {
+                return Err(Error::new(
+                    ErrorKind::Limit,
+                    format!("the schema needs more than {MAX_RULES} rules"),
+                ));
+            }
+            let node = self.ctx.normalize(&e)?;
+            let body = self.node(&name, &node)?;
+            self.push(name, body);
+        }
+        Ok(start)
+    }
+
+    fn push(&mut self, name: String, body: Expr) {
+        self.rules.push(Rule { name, body, attrs: RuleAttrs::default() });
+    }
+
+    fn rule_for(&mut self, e: &SExpr) -> String {
+        if let Some(n) = self.names.get(e) {
+            return n.clone();
+        }
+        let name = format!("j{}", self.names.len());
+        self.names.insert(e.clone(), name.clone());
+        self.queue.push_back((e.clone(), name.clone()));
+        name
+    }
+
+    fn r(&mut self, e: &SExpr) -> Expr {
+        Expr::Rule(self.rule_for(e))
+    }
+
+    fn node(&mut self, name: &str, n: &Node) -> Result<Expr, Error> {
+        let mut alts = Vec::new();
+        if n.null {
+            alts.push(lit("null"));
+        }
+        if n.t {
+            alts.push(lit("true"));
+        }
+        if n.f {
+            alts.push(lit("false"));
+        }
+        let mut num = Vec::new();
+        match &n.num.rx {
+            Rx::Nothing => {}
+            Rx::All => num.push(RegexSpec::Regex(numbers::NUMBER_NOEXP.into())),
+            Rx::Some(r) => num.push(RegexSpec::And(vec![
+                RegexSpec::Regex(numbers::NUMBER_NOEXP.into()),
+                r.clone(),
+            ])),
+        }
+        if n.num.int_plain {
+            if let Some(r) = num.pop() {
+                let dot0 = RegexSpec::Regex(r"-?(?:0|[1-9][0-9]*)\.0+".into());
+                num.push(RegexSpec::And(vec![r, RegexSpec::Not(Box::new(dot0))]));
+            }
+        }
+        if n.num.exp == Exp::All {
+            num.push(RegexSpec::Regex(numbers::NUMBER_EXP.into()));
+        }
+        match num.len() {
+            0 => {}
+            1 => alts.push(Expr::Lexeme(num.pop().unwrap_or(RegexSpec::NoMatch))),
+            _ => alts.push(Expr::Lexeme(RegexSpec::Or(num))),
+        }
+        if !n.str_.is_nothing() {
+            alts.push(key_lexeme(n.str_.spec(STRING_ANY)));
+        }
+        for (i, a) in n.arr.iter().enumerate() {
+            if let Some(e) = self.array(&format!("{name}_a{i}"), a)? {
+                alts.push(e);
+            }
+        }
+        for (i, o) in n.obj.iter().enumerate() {
+            if let Some(e) = self.object(&format!("{name}_o{i}"), o)? {
+                alts.push(e);
+            }
+        }
+        Ok(alt(alts))
+    }
+
+    fn sep(&self, first: bool) -> Vec<Expr> {
+        if first {
+            vec![]
+        } else {
+            vec![lit(&self.item_sep)]
+        }
+    }
+
+    fn check_states(&self, n: usize) -> Result<(), Error> {
+        if n > MAX_RULES || self.rules.len() + n > MAX_RULES {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                format!("the schema needs more than {MAX_RULES} rules"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn array(&mut self, base: &str, a: &Arr) -> Result<Option<Expr>, Error> {
+        if a.max.is_some_and(|m| m < a.min) {
+            return Ok(None);
+        }
+        if a.contains.len() > 1 {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                "contains: more than one `contains` on one array",
+            ));
+        }
+        if a.unique && a.max.is_none_or(|m| m > 1) {
+            return self.unique_array(base, a).map(Some);
+        }
+        let p = a.prefix.len() as u32;
+        let body = if let Some((c, lo, hi)) = a.contains.first() {
+            if hi.is_some_and(|h| h < *lo) {
+                return Ok(None);
+            }
+            self.contains_array(base, a, c, *lo, *hi)?
+        } else {
+            // prefix states 0..p, then the tail as a counted repeat
+            let tail = if a.max == Some(p) || a.items == SExpr::False {
+                if a.min > p {
+                    return Ok(None);
+                }
+                Expr::Empty
+            } else {
+                let lo = a.min.saturating_sub(p);
+                let hi = a.max.map(|m| m - p);
+                let e = self.r(&a.items.clone());
+                let more = |lo: u32, hi: Option<u32>| Expr::Repeat {
+                    expr: Box::new(Expr::Seq(vec![lit(&self.item_sep), e.clone()])),
+                    min: lo,
+                    max: hi,
+                };
+                if p == 0 {
+                    let first = Expr::Seq(vec![
+                        e.clone(),
+                        more(lo.saturating_sub(1), hi.map(|h| h.saturating_sub(1))),
+                    ]);
+                    if lo == 0 {
+                        Expr::Alt(vec![Expr::Empty, first])
+                    } else {
+                        first
+                    }
+                } else {
+                    more(lo, hi)
+                }
+            };
+            let mut next = tail;
+            for n in (0..p).rev() {
+                let name = format!("{base}_{n}");
+                let mut alts = vec![];
+                if n >= a.min {
+                    alts.push(Expr::Empty);
+                }
+                let mut seq = self.sep(n == 0);
+                seq.push(self.r(&a.prefix[n as usize].clone()));
+                seq.push(next);
+                alts.push(Expr::Seq(seq));
+                self.push(name.clone(), alt(alts));
+                next = Expr::Rule(name);
+            }
+            next
+        };
+        Ok(Some(Expr::Seq(vec![lit("["), body, lit("]")])))
+    }
+
+    fn contains_array(
+        &mut self,
+        base: &str,
+        a: &Arr,
+        c: &SExpr,
+        lo: u32,
+        hi: Option<u32>,
+    ) -> Result<Expr, Error> {
+        let p = a.prefix.len() as u32;
+        let ncap = match a.max {
+            Some(m) => m,
+            None => p.max(a.min).max(1),
+        };
+        let kcap = hi.unwrap_or(lo);
+        self.check_states((ncap as usize + 1) * (kcap as usize + 1))?;
+        let name = |n: u32, k: u32| format!("{base}_{n}_{k}");
+        for n in 0..=ncap {
+            for k in 0..=kcap {
+                let mut alts = vec![];
+                if n >= a.min && k >= lo {
+                    alts.push(Expr::Empty);
+                }
+                if a.max.is_none_or(|m| n < m) {
+                    let n2 = if a.max.is_none() { (n + 1).min(ncap) } else { n + 1 };
+                    let elem = a.at(n as usize).clone();
+                    // an element counted by `contains`
+                    if hi.is_none() || k < kcap {
+                        let k2 = if hi.is_none() { (k + 1).min(kcap) } else { k + 1 };
+                        let mut seq = self.sep(n == 0);
+                        seq.push(self.r(&SExpr::and(&elem, c)));
+                        seq.push(Expr::Rule(name(n2, k2)));
+                        alts.push(Expr::Seq(seq));
+                    }
+                    // an element not counted: any element when only a minimum is asked
+                    // (ambiguous but exact), else one that does not match
+                    let other = if hi.is_none() { elem } else { SExpr::and(&elem, &SExpr::not(c)) };
+                    let mut seq = self.sep(n == 0);
+                    seq.push(self.r(&other));
+                    seq.push(Expr::Rule(name(n2, k)));
+                    alts.push(Expr::Seq(seq));
+                }
+                self.push(name(n, k), alt(alts));
+            }
+        }
+        Ok(Expr::Rule(name(0, 0)))
+    }
+
+    fn unique_array(&mut self, base: &str, a: &Arr) -> Result<Expr, Error> {
+        let err = |m: &str| Error::new(ErrorKind::Unsupported, format!("uniqueItems: {m}"));
+        if !a.prefix.is_empty() || !a.contains.is_empty() {
+            return Err(err("not supported with prefixItems or contains"));
+        }
+        let node = self.ctx.normalize(&a.items)?;
+        let Some(vals) = node.values.clone() else {
+            if self.ctx.opts.lenient {
+                self.ctx.warnings.push("uniqueItems ignored".into());
+                let mut b = a.clone();
+                b.unique = false;
+                return Ok(self.array(base, &b)?.unwrap_or(Expr::Alt(vec![])));
+            }
+            return Err(err(
+                "supported only when the items are a small finite set (enum, const, boolean)",
+            ));
+        };
+        let mut dom: Vec<serde_json::Value> = Vec::new();
+        for v in vals {
+            if !dom.iter().any(|w| json_eq(&v, w)) {
+                dom.push(v);
+            }
+        }
+        if dom.len() > MAX_UNIQUE_DOMAIN {
+            return Err(err(&format!("the item domain has more than {MAX_UNIQUE_DOMAIN} values")));
+        }
+        let d = dom.len();
+        self.check_states(1 << d)?;
+        let elems: Vec<Expr> = dom
+            .iter()
+            .map(|v| self.r(&SExpr::and(&a.items, &SExpr::Const(v.to_string()))))
+            .collect();
+        let max = a.max.unwrap_or(u32::MAX);
+        for mask in 0u32..(1 << d) {
+            let cnt = mask.count_ones();
+            let mut alts = vec![];
+            if cnt >= a.min {
+                alts.push(Expr::Empty);
+            }
+            if cnt < max {
+                for (i, e) in elems.iter().enumerate() {
+                    if mask & (1 << i) == 0 {
+                        let mut seq = self.sep(mask == 0);
+                        seq.push(e.clone());
+                        seq.push(Expr::Rule(format!("{base}_{}", mask | (1 << i))));
+                        alts.push(Expr::Seq(seq));
+                    }
+                }
+            }
+            self.push(format!("{base}_{mask}"), alt(alts));
+        }
+        Ok(Expr::Seq(vec![lit("["), Expr::Rule(format!("{base}_0")), lit("]")]))
+    }
+
+    fn object(&mut self, base: &str, o: &Obj) -> Result<Option<Expr>, Error> {
+        if o.max.is_some_and(|m| m < o.min) {
+            return Ok(None);
+        }
+        // named keys: `properties` order, then other required keys
+        let mut keys: Vec<String> = Vec::new();
+        for c in &o.clauses {
+            for (k, _) in &c.props {
+                if !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+        }
+        for k in &o.required {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+        let mut named: Vec<(String, SExpr, bool)> = Vec::new();
+        for k in &keys {
+            let v = self.ctx.value_for(o, k)?;
+            let req = o.required.contains(k);
+            if v == SExpr::False {
+                if req {
+                    return Ok(None);
+                }
+                continue;
+            }
+            named.push((k.clone(), v, req));
+        }
+        // other keys, split into regions by the patterns they match
+        let mut patterns: Vec<String> = Vec::new();
+        for c in &o.clauses {
+            for (p, _) in &c.patterns {
+                if !patterns.contains(p) {
+                    patterns.push(p.clone());
+                }
+            }
+        }
+        if patterns.len() > MAX_PATTERNS {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                format!("patternProperties: more than {MAX_PATTERNS} patterns on one object"),
+            ));
+        }
+        let mut extras = Vec::new();
+        let not_named = RegexSpec::Not(Box::new(RegexSpec::Or(
+            keys.iter().map(|k| RegexSpec::Literal(k.clone())).collect(),
+        )));
+        for mask in 0u32..(1 << patterns.len()) {
+            let mut parts = Vec::new();
+            for c in &o.clauses {
+                let hit: Vec<SExpr> = c
+                    .patterns
+                    .iter()
+                    .filter(|(p, _)| {
+                        patterns.iter().position(|q| q == p).is_some_and(|i| mask & (1 << i) != 0)
+                    })
+                    .map(|(_, s)| s.clone())
+                    .collect();
+                if hit.is_empty() {
+                    parts.push(c.additional.clone());
+                } else {
+                    parts.extend(hit);
+                }
+            }
+            let v = SExpr::all(parts);
+            if v == SExpr::False || o.names.is_nothing() {
+                continue;
+            }
+            let mut key = vec![RegexSpec::Regex(STRING_ANY.into()), not_named.clone()];
+            if let Rx::Some(r) = &o.names {
+                key.push(r.clone());
+            }
+            for (i, p) in patterns.iter().enumerate() {
+                let r = RegexSpec::Regex(p.clone());
+                key.push(if mask & (1 << i) != 0 { r } else { RegexSpec::Not(Box::new(r)) });
+            }
+            let value = self.r(&v);
+            extras.push(Expr::Seq(vec![
+                key_lexeme(RegexSpec::And(key)),
+                lit(&self.key_sep),
+                value,
+            ]));
+        }
+        let extra = if extras.is_empty() { None } else { Some(alt(extras)) };
+        // states (i, c): before named key i, c entries so far (capped)
+        let nk = named.len();
+        let cap = match o.max {
+            Some(m) => m,
+            None => o.min.max(1),
+        };
+        self.check_states((nk + 1) * (cap as usize + 1))?;
+        let next = |c: u32| if o.max.is_none() { (c + 1).min(cap) } else { c + 1 };
+        let name = |i: usize, c: u32| format!("{base}_{i}_{c}");
+        #[allow(clippy::needless_range_loop)] // i indexes states, named[i] only below nk
+        for i in 0..=nk {
+            for c in 0..=cap {
+                let mut alts = vec![];
+                let can_add = o.max.is_none_or(|m| c < m);
+                if i < nk {
+                    let (k, v, req) = &named[i];
+                    if can_add {
+                        let mut seq = self.sep(c == 0);
+                        seq.push(key_lexeme(RegexSpec::Literal(k.clone())));
+                        seq.push(lit(&self.key_sep));
+                        seq.push(self.r(v));
+                        seq.push(Expr::Rule(name(i + 1, next(c))));
+                        alts.push(Expr::Seq(seq));
+                    }
+                    if !req {
+                        alts.push(Expr::Rule(name(i + 1, c)));
+                    }
+                } else {
+                    if c >= o.min {
+                        alts.push(Expr::Empty);
+                    }
+                    if let (true, Some(x)) = (can_add, &extra) {
+                        let mut seq = self.sep(c == 0);
+                        seq.push(x.clone());
+                        seq.push(Expr::Rule(name(nk, next(c))));
+                        alts.push(Expr::Seq(seq));
+                    }
+                }
+                self.push(name(i, c), alt(alts));
+            }
+        }
+        Ok(Some(Expr::Seq(vec![lit("{"), Expr::Rule(name(0, 0)), lit("}")])))
+    }
+}

@@ -1,0 +1,369 @@
+//! Schema documents: the draft, base URIs (`$id`), anchors, and `$ref` resolution to
+//! locations (JSON pointers into the document). Only references within the document are
+//! supported; remote ones are an error.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::{Error, ErrorKind};
+
+/// The JSON Schema draft, from `$schema` (default 2020-12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Draft {
+    D4,
+    D6,
+    D7,
+    D2019,
+    D2020,
+}
+
+impl Draft {
+    fn from_uri(s: &str) -> Option<Draft> {
+        Some(if s.contains("draft-04") {
+            Draft::D4
+        } else if s.contains("draft-06") {
+            Draft::D6
+        } else if s.contains("draft-07") {
+            Draft::D7
+        } else if s.contains("2019-09") {
+            Draft::D2019
+        } else if s.contains("2020-12") {
+            Draft::D2020
+        } else {
+            return None;
+        })
+    }
+}
+
+/// A location: a JSON pointer (escaped with `~0`, `~1`) from the document root.
+pub(crate) type Loc = String;
+
+/// An indexed schema document.
+pub(crate) struct Doc<'a> {
+    pub root: &'a Value,
+    pub draft: Draft,
+    resources: HashMap<String, Loc>,
+    anchors: HashMap<(String, String), Loc>,
+    bases: HashMap<Loc, String>,
+}
+
+const ROOT_BASE: &str = "json-schema:///root";
+
+/// Keywords whose value is a schema.
+const SINGLE: &[&str] = &[
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "additionalProperties",
+    "additionalItems",
+    "items",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "contentSchema",
+];
+/// Keywords whose value is an array of schemas.
+const ARRAYS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
+/// Keywords whose value is an object of schemas.
+const MAPS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+];
+
+pub(crate) fn escape_token(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+fn unescape_token(s: &str) -> String {
+    s.replace("~1", "/").replace("~0", "~")
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && b[i + 1].is_ascii_hexdigit()
+            && b[i + 2].is_ascii_hexdigit()
+        {
+            let h = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
+            out.push(h(b[i + 1]) * 16 + h(b[i + 2]));
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl<'a> Doc<'a> {
+    /// Indexes `root`.
+    pub fn new(root: &'a Value) -> Result<Doc<'a>, Error> {
+        let draft = root
+            .get("$schema")
+            .and_then(Value::as_str)
+            .and_then(Draft::from_uri)
+            .unwrap_or(Draft::D2020);
+        let mut d = Doc {
+            root,
+            draft,
+            resources: HashMap::new(),
+            anchors: HashMap::new(),
+            bases: HashMap::new(),
+        };
+        d.resources.insert(ROOT_BASE.to_string(), String::new());
+        let mut todo: Vec<(Loc, &Value, String, usize)> =
+            vec![(String::new(), root, ROOT_BASE.to_string(), 0)];
+        let mut count = 0usize;
+        while let Some((loc, v, mut base, depth)) = todo.pop() {
+            count += 1;
+            if depth > 200 || count > 200_000 {
+                return Err(Error::new(
+                    ErrorKind::Limit,
+                    "schema nested deeper than 200 levels or too large",
+                ));
+            }
+            let Some(obj) = v.as_object() else { continue };
+            let id_key = if draft == Draft::D4 { "id" } else { "$id" };
+            // In drafts <= 7, $ref siblings (including $id) are ignored.
+            let ref_only = draft <= Draft::D7 && obj.contains_key("$ref");
+            if let Some(id) = obj.get(id_key).and_then(Value::as_str).filter(|_| !ref_only) {
+                let abs = resolve_uri(&base, id);
+                let (uri, frag) = split_fragment(&abs);
+                if uri != base_no_frag(&base) || !id.starts_with('#') {
+                    base = uri.to_string();
+                    d.resources.entry(base.clone()).or_insert_with(|| loc.clone());
+                }
+                if let Some(f) = frag.filter(|f| !f.is_empty()) {
+                    d.anchors.insert((base.clone(), f.to_string()), loc.clone());
+                }
+            }
+            for key in ["$anchor", "$dynamicAnchor"] {
+                if let Some(a) = obj.get(key).and_then(Value::as_str) {
+                    d.anchors.entry((base.clone(), a.to_string())).or_insert_with(|| loc.clone());
+                }
+            }
+            d.bases.insert(loc.clone(), base.clone());
+            for (k, sub) in obj {
+                let kl = format!("{loc}/{}", escape_token(k));
+                if SINGLE.contains(&k.as_str()) && !sub.is_array() {
+                    todo.push((kl, sub, base.clone(), depth + 1));
+                } else if ARRAYS.contains(&k.as_str()) && sub.is_array() {
+                    for (i, s) in sub.as_array().into_iter().flatten().enumerate() {
+                        todo.push((format!("{kl}/{i}"), s, base.clone(), depth + 1));
+                    }
+                } else if MAPS.contains(&k.as_str()) {
+                    for (n, s) in sub.as_object().into_iter().flatten() {
+                        todo.push((
+                            format!("{kl}/{}", escape_token(n)),
+                            s,
+                            base.clone(),
+                            depth + 1,
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(d)
+    }
+
+    /// The value at `loc`.
+    pub fn get(&self, loc: &str) -> Option<&'a Value> {
+        let mut v = self.root;
+        if loc.is_empty() {
+            return Some(v);
+        }
+        for tok in loc.strip_prefix('/')?.split('/') {
+            let t = unescape_token(tok);
+            v = match v {
+                Value::Object(m) => m.get(&t)?,
+                Value::Array(a) => a.get(t.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(v)
+    }
+
+    /// Resolves `$ref` found in the schema at `loc`.
+    pub fn resolve_ref(&self, loc: &str, reference: &str) -> Result<Loc, Error> {
+        let base = self.base_of(loc);
+        let abs = resolve_uri(&base, reference);
+        let (uri, frag) = split_fragment(&abs);
+        let res = self.resources.get(uri).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Unsupported,
+                format!("$ref {reference:?}: remote references are not supported"),
+            )
+        })?;
+        let frag = percent_decode(frag.unwrap_or(""));
+        let target = if frag.is_empty() {
+            res.clone()
+        } else if frag.starts_with('/') {
+            format!("{res}{frag}")
+        } else {
+            self.anchors.get(&(uri.to_string(), frag.clone())).cloned().ok_or_else(|| {
+                Error::new(ErrorKind::Name, format!("$ref {reference:?}: unknown anchor {frag:?}"))
+            })?
+        };
+        if self.get(&target).is_none() {
+            return Err(Error::new(
+                ErrorKind::Name,
+                format!("$ref {reference:?}: no such location"),
+            ));
+        }
+        Ok(target)
+    }
+
+    fn base_of(&self, loc: &str) -> String {
+        let mut l = loc;
+        loop {
+            if let Some(b) = self.bases.get(l) {
+                return b.clone();
+            }
+            match l.rfind('/') {
+                Some(i) => l = &l[..i],
+                None => return ROOT_BASE.to_string(),
+            }
+        }
+    }
+}
+
+fn base_no_frag(s: &str) -> &str {
+    split_fragment(s).0
+}
+
+fn split_fragment(s: &str) -> (&str, Option<&str>) {
+    match s.find('#') {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    }
+}
+
+struct Parts<'s> {
+    scheme: Option<&'s str>,
+    authority: Option<&'s str>,
+    path: &'s str,
+    query: Option<&'s str>,
+    fragment: Option<&'s str>,
+}
+
+fn parse(s: &str) -> Parts<'_> {
+    let (rest, fragment) = split_fragment(s);
+    let (rest, query) = match rest.find('?') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let (scheme, rest) = match rest.find(':') {
+        Some(i)
+            if i > 0
+                && rest[..i].chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+                && rest.as_bytes()[0].is_ascii_alphabetic() =>
+        {
+            (Some(&rest[..i]), &rest[i + 1..])
+        }
+        _ => (None, rest),
+    };
+    let (authority, path) = match rest.strip_prefix("//") {
+        Some(r) => match r.find('/') {
+            Some(i) => (Some(&r[..i]), &r[i..]),
+            None => (Some(r), ""),
+        },
+        None => (None, rest),
+    };
+    Parts { scheme, authority, path, query, fragment }
+}
+
+fn remove_dots(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let segs: Vec<&str> = path.split('/').collect();
+    for (i, s) in segs.iter().enumerate() {
+        let last = i + 1 == segs.len();
+        match *s {
+            "." => {
+                if last {
+                    out.push("");
+                }
+            }
+            ".." => {
+                if out.len() > 1 {
+                    out.pop();
+                }
+                if last {
+                    out.push("");
+                }
+            }
+            s => out.push(s),
+        }
+    }
+    out.join("/")
+}
+
+/// RFC 3986 reference resolution.
+pub(crate) fn resolve_uri(base: &str, reference: &str) -> String {
+    let r = parse(reference);
+    let b = parse(base);
+    let (scheme, authority, path, query);
+    if r.scheme.is_some() {
+        scheme = r.scheme;
+        authority = r.authority;
+        path = remove_dots(r.path);
+        query = r.query;
+    } else {
+        scheme = b.scheme;
+        if r.authority.is_some() {
+            authority = r.authority;
+            path = remove_dots(r.path);
+            query = r.query;
+        } else {
+            authority = b.authority;
+            if r.path.is_empty() {
+                path = b.path.to_string();
+                query = r.query.or(b.query);
+            } else {
+                if r.path.starts_with('/') {
+                    path = remove_dots(r.path);
+                } else {
+                    let merged = if b.authority.is_some() && b.path.is_empty() {
+                        format!("/{}", r.path)
+                    } else {
+                        match b.path.rfind('/') {
+                            Some(i) => format!("{}{}", &b.path[..=i], r.path),
+                            None => r.path.to_string(),
+                        }
+                    };
+                    path = remove_dots(&merged);
+                }
+                query = r.query;
+            }
+        }
+    }
+    let mut out = String::new();
+    if let Some(s) = scheme {
+        out.push_str(s);
+        out.push(':');
+    }
+    if let Some(a) = authority {
+        out.push_str("//");
+        out.push_str(a);
+    }
+    out.push_str(&path);
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(q);
+    }
+    if let Some(f) = r.fragment {
+        out.push('#');
+        out.push_str(f);
+    }
+    out
+}

@@ -1,0 +1,164 @@
+//! Behaviour of the JSON Schema front end: schemas with accepted and rejected instances.
+
+#[path = "json_schema/common.rs"]
+mod common;
+
+use common::Checker;
+use serde_json::json;
+
+fn check(schema: serde_json::Value, good: &[&str], bad: &[&str]) {
+    let c = Checker::new(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
+    for g in good {
+        assert!(c.accepts(g), "{schema} should accept {g}");
+    }
+    for b in bad {
+        assert!(!c.accepts(b), "{schema} should reject {b}");
+    }
+}
+
+#[test]
+fn scalars() {
+    check(json!({"type": "integer"}), &["0", "-12"], &["7.0", "1.5", "01", "\"1\"", "1e3"]);
+    check(json!({"not": {"type": "integer"}}), &["1.5", "\"x\""], &["7", "7.0"]);
+    check(json!({"type": "number"}), &["0", "-1.5", "1e3", "2E-2"], &["01", ".5", "1."]);
+    check(json!({"type": ["null", "boolean"]}), &["null", "true", "false"], &["0", "\"x\""]);
+    check(
+        json!({"type": "string", "minLength": 2, "maxLength": 3}),
+        &["\"ab\"", "\"\u{e9}\u{e9}\""],
+        &["\"a\"", "\"abcd\""],
+    );
+    check(json!({"type": "string", "pattern": "^a[0-9]+$"}), &["\"a12\""], &["\"a\"", "\"xa1\""]);
+    check(
+        json!({"enum": [1, "x", null, [1]]}),
+        &["1", "1.0", "\"x\"", "null", "[1]"],
+        &["2", "\"y\"", "[]"],
+    );
+    check(json!({"const": {"a": 1}}), &["{\"a\":1}"], &["{}", "{\"a\":2}"]);
+}
+
+#[test]
+fn number_bounds() {
+    let s = json!({"type": "number", "minimum": -1.5, "exclusiveMaximum": 10});
+    check(s, &["-1.5", "-1", "0", "9.999", "-0"], &["-1.51", "10", "10.0", "11", "-2"]);
+    let s = json!({"type": "integer", "exclusiveMinimum": 0, "maximum": 100});
+    check(s, &["1", "100", "50"], &["0", "-0", "101", "-5"]);
+    check(json!({"multipleOf": 0.5, "type": "number"}), &["1.5", "2", "-3.5"], &["1.25", "0.1"]);
+}
+
+#[test]
+fn objects() {
+    let s = json!({
+        "type": "object",
+        "properties": {"b": {"type": "integer"}, "a": {"type": "string"}},
+        "required": ["a"],
+        "additionalProperties": false
+    });
+    check(
+        s,
+        &["{\"a\":\"x\"}", "{\"b\":1,\"a\":\"x\"}", "{ \"b\" : 1 , \"a\" : \"x\" }"],
+        &["{}", "{\"b\":1}", "{\"a\":\"x\",\"c\":1}"],
+    );
+    let s = json!({"patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": {"type": "string"}});
+    check(s, &["{\"x1\":1,\"y\":\"s\"}", "{}", "1"], &["{\"x1\":\"s\"}", "{\"y\":1}"]);
+    let s = json!({"type": "object", "minProperties": 1, "maxProperties": 2, "properties": {"a": {}, "b": {}}});
+    check(
+        s,
+        &["{\"a\":1}", "{\"a\":1,\"b\":2}", "{\"c\":1}"],
+        &["{}", "{\"a\":1,\"b\":2,\"c\":3}"],
+    );
+    let s = json!({"dependentRequired": {"a": ["b"]}, "properties": {"a": {}, "b": {}}});
+    check(s, &["{\"a\":1,\"b\":2}", "{\"b\":2}", "{}"], &["{\"a\":1}"]);
+    let s = json!({"propertyNames": {"maxLength": 2}});
+    check(s, &["{\"ab\":1}"], &["{\"abc\":1}"]);
+}
+
+#[test]
+fn arrays() {
+    let s = json!({"type": "array", "prefixItems": [{"type": "integer"}], "items": {"type": "string"}, "minItems": 2});
+    check(s, &["[1,\"a\"]", "[1,\"a\",\"b\"]"], &["[1]", "[\"a\",\"b\"]", "[1,2]"]);
+    let s = json!({"type": "array", "contains": {"const": 1}, "minContains": 2, "maxContains": 3});
+    check(s, &["[1,1]", "[1,2,1,1]"], &["[1]", "[1,1,1,1]", "[]"]);
+    let s = json!({"type": "array", "items": {"enum": [1, 2, 3]}, "uniqueItems": true});
+    check(s, &["[]", "[1,2]", "[3,1,2]"], &["[1,1]", "[1,2,1]", "[4]"]);
+}
+
+#[test]
+fn combinators_and_refs() {
+    let s = json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]});
+    check(s, &["1", "2.5", "\"x\""], &["2", "3"]);
+    let s = json!({"not": {"type": "string"}});
+    check(s, &["1", "null"], &["\"a\""]);
+    let s = json!({"if": {"properties": {"a": {"const": 1}}, "required": ["a"]}, "then": {"required": ["b"]}, "else": {"required": ["c"]}, "properties": {"a": {}, "b": {}, "c": {}}});
+    check(
+        s,
+        &["{\"a\":1,\"b\":2}", "{\"a\":2,\"c\":2}"],
+        &["{\"a\":1,\"c\":2}", "{\"a\":2,\"b\":2}"],
+    );
+    let s = json!({
+        "$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}}, "additionalProperties": false}},
+        "$ref": "#/$defs/node"
+    });
+    check(s, &["{\"v\":1,\"next\":{\"v\":2,\"next\":{}}}"], &["{\"v\":1,\"next\":{\"v\":\"x\"}}"]);
+}
+
+#[test]
+fn formats() {
+    check(json!({"format": "date"}), &["\"2020-02-29\""], &["\"2021-02-29\"", "\"2020-13-01\""]);
+    check(
+        json!({"format": "date-time"}),
+        &["\"2020-01-01T12:00:00Z\"", "\"1990-12-31T23:59:60Z\""],
+        &["\"2020-01-01 12:00:00Z\""],
+    );
+    check(json!({"format": "ipv4"}), &["\"192.168.0.1\""], &["\"256.1.1.1\"", "\"01.1.1.1\""]);
+    check(
+        json!({"format": "ipv6"}),
+        &["\"::1\"", "\"1:2:3:4:5:6:7:8\"", "\"::ffff:1.2.3.4\""],
+        &["\"1::2::3\"", "\"12345::\""],
+    );
+    check(
+        json!({"format": "uuid"}),
+        &["\"2EB8AA08-AA98-11EA-B4AA-73B441D16380\""],
+        &["\"2eb8aa08-aa98-11ea-b4aa-73b441d1638\""],
+    );
+    check(
+        json!({"format": "uri"}),
+        &["\"http://foo.bar/?baz=qux#quux\""],
+        &["\"//foo.bar\"", "\"abc\""],
+    );
+    check(
+        json!({"format": "email"}),
+        &["\"joe.bloggs@example.com\""],
+        &["\"2..2@x.com\"", "\".a@x.com\""],
+    );
+    assert!(Checker::new(&json!({"format": "bogus"})).is_err());
+    assert!(Checker::new(&json!({"format": "bogus", "x-guidance": {"lenient": true}})).is_ok());
+}
+
+#[test]
+fn options() {
+    let s = json!({"type": "array", "x-guidance": {"whitespace_flexible": false, "item_separator": ", "}});
+    check(s, &["[1, 2]"], &["[1,2]", "[ 1, 2]"]);
+    let s = json!({"pattern": "a+", "type": "string", "x-guidance": {"pattern_search": false}});
+    check(s, &["\"aa\""], &["\"xaay\""]);
+    check(json!({"pattern": "a+", "type": "string"}), &["\"xaay\""], &["\"xy\""]);
+    check(
+        json!({"pattern": "^https?://", "type": "string"}),
+        &["\"https://x.org\""],
+        &["\"x https://\""],
+    );
+    check(json!({"not": {"pattern": "^a"}}), &["\"ba\""], &["\"ab\"", "1"]);
+}
+
+#[test]
+fn unsupported_is_an_error() {
+    for s in [
+        json!({"$ref": "http://example.com/x.json"}),
+        json!({"pattern": "(?=a)"}),
+        json!({"$dynamicRef": "#x"}),
+        json!({"not": {"pattern": "a"}, "x-guidance": {"pattern_search": false}}),
+        json!({"type": "array", "items": {"type": "string"}, "uniqueItems": true}),
+    ] {
+        let e = grammars::json_schema::compile_schema(&s);
+        assert!(e.is_err(), "{s} should be an error");
+    }
+}
