@@ -10,11 +10,16 @@ use crate::error::ErrorKind;
 use crate::matcher::Engine;
 use crate::{Error, Matcher};
 
+/// Stack of the thread grammars are compiled on (64 MiB, reserved, not committed).
+const COMPILE_STACK_BYTES: usize = 64 << 20;
+
 /// The budget of a token DFA build in [`Engine::Auto`]: past it the Earley parser is used.
 pub const TOKEN_DFA_BUDGET: std::time::Duration = std::time::Duration::from_millis(200);
 
 fn token_dfa_config() -> index::Config {
-    index::Config::new().max_states(20_000).max_time(Some(TOKEN_DFA_BUDGET))
+    // The byte DFA is bounded too: regex-automata's determinization does not watch the
+    // clock, and 64 MiB of states take ~2 s for (a|b)*a(a|b){30}; 4 MiB bail out in ~0.1 s.
+    index::Config::new().max_states(20_000).max_time(Some(TOKEN_DFA_BUDGET)).dfa_size_limit(4 << 20)
 }
 
 /// Where a grammar comes from.
@@ -162,12 +167,34 @@ impl ParserFactory {
 
     /// Compiles a grammar (to share between matchers with [`ParserFactory::matcher_for`]).
     pub fn compile(&self, source: &GrammarSource) -> Result<Arc<CompiledGrammar>, Error> {
-        let ir = source.to_ir()?;
-        Ok(Arc::new(grammars::compile(
-            &ir,
-            Some(self.shared.tokenizer.vocab()),
-            &self.shared.limits,
-        )?))
+        // The front ends recurse over user input with depth limits; run them on a thread
+        // with a known, large stack so the limits, not the caller's stack size, decide, and
+        // so a panic becomes an error.
+        let run = || -> Result<Arc<CompiledGrammar>, Error> {
+            let ir = source.to_ir()?;
+            let vocab = self.shared.tokenizer.vocab();
+            Ok(Arc::new(grammars::compile(&ir, Some(vocab), &self.shared.limits)?))
+        };
+        std::thread::scope(|s| {
+            let handle = std::thread::Builder::new()
+                .name("llg-compile".into())
+                .stack_size(COMPILE_STACK_BYTES)
+                .spawn_scoped(s, run)
+                .map_err(|e| {
+                    Error::new(ErrorKind::Internal, format!("cannot start the compile thread: {e}"))
+                })?;
+            handle.join().unwrap_or_else(|p| {
+                let msg = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                Err(Error::new(
+                    ErrorKind::Internal,
+                    format!("internal error while compiling (panic caught): {msg}"),
+                ))
+            })
+        })
     }
 
     /// A matcher for a grammar source.

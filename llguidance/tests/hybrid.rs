@@ -9,6 +9,7 @@ const REGEXES: &[(&str, &[&str])] = &[
     (r"\d{4}-\d{2}-\d{2}", &["2026-11-22"]),
     (r#"\{"name": "[A-Za-z ]{1,20}", "age": \d{1,3}\}"#, &[r#"{"name": "Ada L", "age": 36}"#]),
     (r"(yes|no|maybe)", &["maybe"]),
+    (r"(a|b)*a(a|b){3}", &["aaaaa", "babbb"]),
     (r"[a-z]{1,50}", &["supercalifragilistic"]),
     (r"-?(0|[1-9]\d*)(\.\d+)?", &["-12.5", "0"]),
 ];

@@ -51,7 +51,7 @@
 //!
 //! # Limits
 //!
-//! Schema nesting and `$ref` chains: 200 levels; rules: 100,000; `oneOf` branches that need
+//! Schema nesting and `$ref` chains: 100 levels; rules: 100,000; `oneOf` branches that need
 //! complements: 8; alternatives of one intersection: 256 (all [`ErrorKind::Limit`]).
 
 mod ecma;

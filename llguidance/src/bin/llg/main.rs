@@ -139,6 +139,13 @@ fn grammar_source(args: &mut Args, required: bool) -> Result<Option<GrammarSourc
             .ok_or_else(|| Fail::Usage(format!("cannot tell the format of {path}; use --format")))?
             .to_string(),
     };
+    // A regex file's final line break is the editor's, not part of the regex.
+    let text = if format == "regex" || format == "re" {
+        let t = text.strip_suffix('\n').unwrap_or(&text);
+        t.strip_suffix('\r').unwrap_or(t).to_string()
+    } else {
+        text
+    };
     GrammarSource::from_format(&format, text).map(Some).map_err(|e| Fail::Usage(e.to_string()))
 }
 
