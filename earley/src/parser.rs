@@ -316,6 +316,26 @@ impl<L: Lexer> Parser<L> {
         Ok(mask)
     }
 
+    /// Adds to `mask` the tokens of `trie` allowed now (a walk of one vocabulary slice; the
+    /// trie must have the same vocabulary width as the mask). Speculative rows are dropped
+    /// at the end, as after [`Parser::compute_mask`].
+    pub fn add_bias(&mut self, trie: &TokTrie, mask: &mut TokenSet) -> Result<(), Error> {
+        self.check_error()?;
+        trie.add_bias(self, mask, &[]);
+        self.check_error()
+    }
+
+    /// The lexer state at the current position (inside the pending lexeme, or the row's
+    /// start state between lexemes).
+    pub fn current_lexer_state(&self) -> StateId {
+        self.stack.last().expect("the stack holds the start").lexer
+    }
+
+    /// The lexer, mutable (e.g. for containment queries on [`Parser::current_lexer_state`]).
+    pub fn lexer_mut(&mut self) -> &mut L {
+        &mut self.lexer
+    }
+
     /// Consumes the bytes of one token (a regular token: its bytes; a special token: scanned
     /// as a special terminal; EOS: only checked to be allowed).
     pub fn consume_token(&mut self, vocab: &Vocabulary, tok: TokenId) -> Result<(), Error> {

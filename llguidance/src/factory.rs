@@ -107,6 +107,8 @@ pub(crate) struct Shared {
     pub(crate) trie: TokTrie,
     pub(crate) limits: CompileLimits,
     pub(crate) engine: Engine,
+    /// Vocabulary slices for dense masks (`None`: slicing off).
+    pub(crate) slices: Option<Arc<slicer::Slices>>,
 }
 
 impl std::fmt::Debug for ParserFactory {
@@ -119,12 +121,15 @@ impl ParserFactory {
     /// A factory for `tokenizer`: builds the token trie.
     pub fn new(tokenizer: Tokenizer) -> Result<ParserFactory, Error> {
         let trie = TokTrie::from_vocab(tokenizer.vocab())?;
+        let slices = slicer::Slices::new(tokenizer.vocab(), &slicer::SliceSpec::json_default())
+            .map_err(|e| Error::new(ErrorKind::Tokenizer, format!("vocabulary slices: {e}")))?;
         Ok(ParserFactory {
             shared: Arc::new(Shared {
                 tokenizer,
                 trie,
                 limits: CompileLimits::default(),
                 engine: Engine::Auto,
+                slices: Some(Arc::new(slices)),
             }),
         })
     }
@@ -139,8 +144,38 @@ impl ParserFactory {
                 trie: s.trie.clone(),
                 limits: s.limits.clone(),
                 engine,
+                slices: s.slices.clone(),
             }),
         }
+    }
+
+    /// The same factory with vocabulary slicing on or off (default on). Masks are the same
+    /// either way; slicing only makes dense ones faster.
+    pub fn with_slicer(&self, on: bool) -> ParserFactory {
+        let s = &self.shared;
+        let slices = if on {
+            s.slices.clone().or_else(|| {
+                slicer::Slices::new(s.tokenizer.vocab(), &slicer::SliceSpec::json_default())
+                    .ok()
+                    .map(Arc::new)
+            })
+        } else {
+            None
+        };
+        ParserFactory {
+            shared: Arc::new(Shared {
+                tokenizer: s.tokenizer.clone(),
+                trie: s.trie.clone(),
+                limits: s.limits.clone(),
+                engine: s.engine,
+                slices,
+            }),
+        }
+    }
+
+    /// The vocabulary slices, if slicing is on.
+    pub fn slices(&self) -> Option<&slicer::Slices> {
+        self.shared.slices.as_deref()
     }
 
     /// A factory for a tokenizer given as on the `llg` command line: `bytes`, a built-in

@@ -58,6 +58,27 @@ pub struct Matcher {
     stop: StopReason,
     tokens: Vec<TokenId>,
     max_tokens: Option<usize>,
+    slicing: Slicing,
+}
+
+/// Slicer state of a matcher: on/off, lazy lexemes (slices never apply while one is live),
+/// containment answers cached by lexer state and slice, counters.
+#[derive(Clone, Default)]
+struct Slicing {
+    on: bool,
+    lazy: lexer::LexemeSet,
+    cache: std::collections::HashMap<(u32, usize), bool>,
+    applied: u64,
+    walked: u64,
+}
+
+/// Counters of the slicer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SliceStats {
+    /// Slices allowed whole (mask OR-ed in, trie skipped).
+    pub applied: u64,
+    /// Slices whose trie was walked.
+    pub walked: u64,
 }
 
 impl std::fmt::Debug for Matcher {
@@ -83,6 +104,11 @@ impl Matcher {
             ..Default::default()
         };
         let parser = Parser::new(grammar.cfg.clone(), lexer, opts)?;
+        let slicing = Slicing {
+            on: shared.slices.is_some(),
+            lazy: grammar.spec.lazy_lexemes(),
+            ..Default::default()
+        };
         Ok(Matcher {
             shared,
             grammar: Some(grammar),
@@ -91,6 +117,7 @@ impl Matcher {
             stop: StopReason::NotStopped,
             tokens: Vec::new(),
             max_tokens: None,
+            slicing,
         })
     }
 
@@ -103,6 +130,7 @@ impl Matcher {
             stop: StopReason::NotStopped,
             tokens: Vec::new(),
             max_tokens: None,
+            slicing: Slicing::default(),
         }
     }
 
@@ -166,7 +194,10 @@ impl Matcher {
                 return Ok(m.eos_only());
             }
             match &mut m.backend {
-                Backend::Earley(p) => Ok(p.compute_mask(&m.shared.trie)?),
+                Backend::Earley(p) => match (&m.shared.slices, m.slicing.on) {
+                    (Some(slices), true) => sliced_mask(p, slices, &m.shared.trie, &mut m.slicing),
+                    _ => Ok(p.compute_mask(&m.shared.trie)?),
+                },
                 Backend::TokenDfa(g) => g
                     .index()
                     .mask(g.get_state())
@@ -388,6 +419,17 @@ impl Matcher {
         self.clone()
     }
 
+    /// Turns vocabulary slicing on or off for this matcher (masks are the same; on needs a
+    /// factory with slices).
+    pub fn set_slicing(&mut self, on: bool) {
+        self.slicing.on = on && self.shared.slices.is_some();
+    }
+
+    /// Slicer counters.
+    pub fn slice_stats(&self) -> SliceStats {
+        SliceStats { applied: self.slicing.applied, walked: self.slicing.walked }
+    }
+
     /// Parser work counters (rows computed/reused, bytes pushed).
     pub fn parser_stats(&self) -> earley::ParserStats {
         match &self.backend {
@@ -395,4 +437,47 @@ impl Matcher {
             Backend::TokenDfa(_) => earley::ParserStats::default(),
         }
     }
+}
+
+/// The mask as the union of the slices: a slice the lexer proves allowed is OR-ed in whole,
+/// the others (and the rest, with special tokens) are walked.
+fn sliced_mask(
+    p: &mut Parser<DerivreLexer>,
+    slices: &slicer::Slices,
+    full: &toktrie::TokTrie,
+    st: &mut Slicing,
+) -> Result<TokenSet, Error> {
+    use lexer::Lexer;
+    let n = slices.rest().vocab_size();
+    let mut mask = TokenSet::new(n);
+    let state = p.current_lexer_state();
+    let lazy_live = p.lexer_mut().possible(state).intersects(&st.lazy);
+    let contained: Vec<bool> = slices
+        .slices()
+        .iter()
+        .enumerate()
+        .map(|(i, slice)| {
+            !lazy_live
+                && *st.cache.entry((state.0, i)).or_insert_with(|| {
+                    p.lexer_mut().check_prefixes(state, slice.query())
+                        == lexer::Containment::Contained
+                })
+        })
+        .collect();
+    if !contained.contains(&true) {
+        // Nothing to skip: one walk of the whole trie is cheaper than one per slice.
+        st.walked += 1;
+        return Ok(p.compute_mask(full)?);
+    }
+    for (slice, &contained) in slices.slices().iter().zip(&contained) {
+        if contained {
+            mask.union(slice.mask());
+            st.applied += 1;
+        } else {
+            p.add_bias(slice.trie(), &mut mask)?;
+            st.walked += 1;
+        }
+    }
+    p.add_bias(slices.rest(), &mut mask)?;
+    Ok(mask)
 }

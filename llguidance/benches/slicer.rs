@@ -1,0 +1,90 @@
+//! Slicer benchmark: masks inside an unconstrained JSON string, inside a `maxLength: 50`
+//! string, and right after `{` (sparse), sliced vs unsliced, with Llama-3.1
+//! (../shared/tokenizers/llama3.tokenizer.json; the built-in o200k when ../shared is
+//! absent, said so). Also the slice build time and memory.
+//!
+//! Run: `cargo bench -p llguidance --bench slicer`.
+
+use std::time::Instant;
+
+use llguidance::{GrammarSource, Matcher, ParserFactory};
+
+fn time_masks(m: &Matcher, runs: usize) -> (f64, f64, usize) {
+    let mut v = Vec::new();
+    let mut count = 0;
+    for _ in 0..runs {
+        let mut c = m.deep_clone();
+        let t = Instant::now();
+        let mask = c.compute_mask().expect("mask");
+        v.push(t.elapsed().as_secs_f64() * 1e6);
+        count = mask.count();
+    }
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2], v[(v.len() - 1) * 99 / 100], count)
+}
+
+fn main() {
+    let llama = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/tokenizers/llama3.tokenizer.json");
+    let name = if llama.exists() {
+        llama.display().to_string()
+    } else {
+        println!("../shared is absent: using the built-in o200k");
+        "o200k".to_string()
+    };
+    let t0 = Instant::now();
+    let plain = ParserFactory::from_tokenizer_name(&name).expect("tokenizer").with_slicer(false);
+    let load = t0.elapsed();
+    let t1 = Instant::now();
+    let sliced = plain.with_slicer(true);
+    let build = t1.elapsed();
+    let slices = sliced.slices().expect("slices");
+    println!(
+        "{}: slices built in {:.1} ms (tokenizer {:.0} ms), {} KiB; tokens per slice: {:?}",
+        plain.tokenizer().vocab().name(),
+        build.as_secs_f64() * 1e3,
+        load.as_secs_f64() * 1e3,
+        slices.num_bytes() / 1024,
+        slices.slices().iter().map(|s| s.mask().count()).collect::<Vec<_>>()
+    );
+    let cases = [
+        (
+            "inside an unconstrained string",
+            r#"{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}"#,
+            r#"{"a":"Hello"#,
+        ),
+        (
+            "inside a maxLength: 50 string",
+            r#"{"type":"object","properties":{"a":{"type":"string","maxLength":50}},"required":["a"]}"#,
+            r#"{"a":"Hello"#,
+        ),
+        (
+            "right after {",
+            r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}"#,
+            r#"{"#,
+        ),
+    ];
+    for (what, schema, prefix) in cases {
+        let src = GrammarSource::JsonSchema(schema.into());
+        let mut res = Vec::new();
+        for f in [&plain, &sliced] {
+            let mut m = f.create_matcher(&src).expect("compiles");
+            for t in f.tokenizer().tokenize(prefix).expect("tokenizes") {
+                m.consume_token(t).expect("prefix allowed");
+            }
+            time_masks(&m, 5); // warm the lexer
+            res.push(time_masks(&m, 200));
+            let mut c = m.deep_clone();
+            c.compute_mask().expect("mask");
+            if f.slices().is_some() {
+                println!("  {what}: slices applied {:?}", c.slice_stats());
+            }
+        }
+        let ((p50a, p99a, na), (p50b, p99b, nb)) = (res[0], res[1]);
+        assert_eq!(na, nb, "sliced and unsliced masks differ in size");
+        println!(
+            "{what:<32} allowed {na:>6}: unsliced p50 {p50a:>8.1} µs p99 {p99a:>8.1} | sliced p50 {p50b:>7.1} µs p99 {p99b:>7.1} | speed-up {:.1}×",
+            p50a / p50b
+        );
+    }
+}

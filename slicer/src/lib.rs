@@ -1,0 +1,187 @@
+//! Vocabulary slices: the tokens of a vocabulary split by a few character-class runs
+//! (`C{m,n}`), each slice with its own token trie and precomputed mask.
+//!
+//! A dense mask (inside a JSON string, a comment, free text) walks most of the trie. When the
+//! lexer can prove that every string of a slice keeps the current lexeme alive, the whole
+//! slice is allowed: OR in its mask and skip its trie. The proof is a containment query the
+//! caller asks its lexer ([`Slice::query`]); this crate only builds the slices.
+//!
+//! **Exactness.** A slice `C{m,n}` is queried as `C{m+1,n+1}`: if every such string leads
+//! to a live lexer state, then every token of the slice does, *and* can still be extended,
+//! so the lexeme cannot end inside the token (no "must end here" state). With no lazy lexeme
+//! among the live ones, the parser then accepts every byte of every token of the slice
+//! without being involved: the slice mask is exactly what the walk would compute.
+//!
+//! **Should I use this crate?** Through the `llguidance` façade, which builds the default
+//! JSON slices once per tokenizer.
+//!
+//! ```
+//! use slicer::{SliceSpec, Slices};
+//! use toktrie::Vocabulary;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let vocab = Vocabulary::bytes();
+//! let slices = Slices::new(&vocab, &SliceSpec::json_default())?;
+//! // Printable ASCII bytes other than '"' and '\\' fall into the first slice.
+//! assert_eq!(slices.slices()[0].mask().count(), 95 - 2);
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+use lexer::RegexSpec;
+use regex_automata::meta::Regex;
+use toktrie::{TokTrie, TokenId, TokenSet, VocabBuilder, Vocabulary};
+
+/// A slice definition: tokens that are runs of `min..=max` characters of `class` (a
+/// character class in Rust regex syntax, e.g. `[^"\\\x00-\x1F\x7F]`); `max: None` is
+/// unbounded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SliceSpec {
+    /// The character class.
+    pub class: String,
+    /// Fewest characters.
+    pub min: u32,
+    /// Most characters.
+    pub max: Option<u32>,
+}
+
+/// The JSON string body class: any character but `"`, `\` and control characters.
+pub const JSON_STRING_CLASS: &str = r#"[^"\\\x00-\x1F\x7F]"#;
+
+impl SliceSpec {
+    /// The default set for JSON: string-body runs of 1–10, 11–30 and 31+ characters (a
+    /// token goes to the first slice it matches, so `{1,30}` holds the 11–30 ones).
+    pub fn json_default() -> Vec<SliceSpec> {
+        [(1, Some(10)), (1, Some(30)), (1, None)]
+            .into_iter()
+            .map(|(min, max)| SliceSpec { class: JSON_STRING_CLASS.to_string(), min, max })
+            .collect()
+    }
+
+    fn regex(&self, min: u32, max: Option<u32>) -> String {
+        match max {
+            Some(max) => format!("(?:{}){{{min},{max}}}", self.class),
+            None => format!("(?:{}){{{min},}}", self.class),
+        }
+    }
+}
+
+/// One slice: its definition, its tokens' mask, and their trie.
+#[derive(Clone, Debug)]
+pub struct Slice {
+    spec: SliceSpec,
+    query: RegexSpec,
+    mask: TokenSet,
+    trie: TokTrie,
+}
+
+impl Slice {
+    /// The definition.
+    pub fn spec(&self) -> &SliceSpec {
+        &self.spec
+    }
+
+    /// The containment query: `C{m+1,n+1}` (see the crate docs).
+    pub fn query(&self) -> &RegexSpec {
+        &self.query
+    }
+
+    /// The tokens of the slice.
+    pub fn mask(&self) -> &TokenSet {
+        &self.mask
+    }
+
+    /// The trie of the slice's tokens.
+    pub fn trie(&self) -> &TokTrie {
+        &self.trie
+    }
+}
+
+/// A vocabulary split into slices plus the rest (special tokens included).
+#[derive(Clone, Debug)]
+pub struct Slices {
+    slices: Vec<Slice>,
+    rest: TokTrie,
+}
+
+/// An error building slices (a bad class or a vocabulary error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error(String);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl Slices {
+    /// Splits `vocab`: each regular token goes to the first slice whose `C{m,n}` matches
+    /// all its bytes (as UTF-8), the rest (and special tokens) to the implicit last slice.
+    pub fn new(vocab: &Vocabulary, specs: &[SliceSpec]) -> Result<Slices, Error> {
+        let mut matchers = Vec::new();
+        for s in specs {
+            let rx = format!(r"\A{}\z", s.regex(s.min, s.max));
+            matchers.push(Regex::new(&rx).map_err(|e| Error(format!("slice {rx}: {e}")))?);
+        }
+        let n = vocab.len();
+        let mut members: Vec<Vec<TokenId>> = vec![Vec::new(); specs.len()];
+        let mut rest = Vec::new();
+        for (t, bytes) in vocab.iter() {
+            let slot = if vocab.is_special(t) {
+                None
+            } else {
+                matchers.iter().position(|m| m.is_match(bytes))
+            };
+            match slot {
+                Some(i) => members[i].push(t),
+                None => rest.push(t),
+            }
+        }
+        let sub = |toks: &[TokenId]| -> Result<TokTrie, Error> {
+            let mut b = VocabBuilder::new();
+            b.min_len(n);
+            for &t in toks {
+                let bytes = vocab.token_bytes(t);
+                if vocab.is_special(t) {
+                    b.special(t, vocab.special_name(t).unwrap_or_default())
+                        .map_err(|e| Error(e.to_string()))?;
+                } else {
+                    b.token(t, bytes).map_err(|e| Error(e.to_string()))?;
+                }
+            }
+            for &e in vocab.eos_tokens() {
+                b.eos(e);
+            }
+            let v = b.build().map_err(|e| Error(e.to_string()))?;
+            TokTrie::from_vocab(&v).map_err(|e| Error(e.to_string()))
+        };
+        let mut slices = Vec::new();
+        for (spec, toks) in specs.iter().zip(&members) {
+            let mask =
+                TokenSet::from_ids(n, toks.iter().copied()).map_err(|e| Error(e.to_string()))?;
+            let query = RegexSpec::Regex(spec.regex(spec.min + 1, spec.max.map(|m| m + 1)));
+            slices.push(Slice { spec: spec.clone(), query, mask, trie: sub(toks)? });
+        }
+        Ok(Slices { slices, rest: sub(&rest)? })
+    }
+
+    /// The slices, in order.
+    pub fn slices(&self) -> &[Slice] {
+        &self.slices
+    }
+
+    /// The trie of the tokens in no slice (special tokens included).
+    pub fn rest(&self) -> &TokTrie {
+        &self.rest
+    }
+
+    /// Memory of all tries and masks, in bytes.
+    pub fn num_bytes(&self) -> usize {
+        self.rest.num_bytes()
+            + self.slices.iter().map(|s| s.trie.num_bytes() + s.mask.num_bytes()).sum::<usize>()
+    }
+}
