@@ -124,8 +124,13 @@ impl<L: Lexer> Parser<L> {
     }
 
     fn lexer_start(&mut self, r: u32) -> Result<StateId, Error> {
-        let mut allowed = self.chart.rows[r as usize].allowed.clone();
-        if r != 0 || self.opts.allow_initial_skip {
+        let row = &self.chart.rows[r as usize];
+        let mut allowed = row.allowed.clone();
+        // Skip lexemes go between lexemes: not before the first one (unless
+        // allow_initial_skip), and not after the last one (when nothing can follow), as
+        // LLGuidance (no trailing whitespace after a complete JSON value).
+        let something_follows = !row.allowed.is_empty() || row.has_special;
+        if (r != 0 || self.opts.allow_initial_skip) && something_follows {
             allowed.union_with(&self.opts.skip);
         }
         self.lexer.start_state(&allowed).map_err(lexer_error)
