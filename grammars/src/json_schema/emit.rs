@@ -27,9 +27,6 @@ pub(crate) struct Emitter<'c, 'a> {
     key_sep: String,
 }
 
-/// Every JSON string literal (any escape, any `\uXXXX`), no raw control characters.
-const ANY_JSON_STRING: &str = r#""(?:[^"\\\x00-\x1F\x7F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*""#;
-
 fn lit(s: &str) -> Expr {
     Expr::Lexeme(RegexSpec::Literal(s.to_string()))
 }
@@ -131,12 +128,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             1 => alts.push(Expr::Lexeme(num.pop().unwrap_or(RegexSpec::NoMatch))),
             _ => alts.push(Expr::Lexeme(RegexSpec::Or(num))),
         }
-        if matches!(n.str_, Rx::All) && !n.str_approx {
-            // Any string: every valid JSON string literal, non-canonical escapes included
-            // (`\/`, `\u00e9`), as LLGuidance; constrained strings use the canonical
-            // encoding of their values (JsonQuote).
-            alts.push(Expr::Lexeme(RegexSpec::Regex(ANY_JSON_STRING.into())));
-        } else if !n.str_.is_nothing() {
+        if !n.str_.is_nothing() {
             alts.push(key_lexeme(n.str_.spec(STRING_ANY)));
         }
         for (i, a) in n.arr.iter().enumerate() {
