@@ -84,3 +84,11 @@ impl From<lexer::Error> for Error {
         Error::new(kind, e.to_string())
     }
 }
+
+/// The message of a caught panic payload.
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}

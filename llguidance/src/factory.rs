@@ -219,11 +219,7 @@ impl ParserFactory {
                     Error::new(ErrorKind::Internal, format!("cannot start the compile thread: {e}"))
                 })?;
             handle.join().unwrap_or_else(|p| {
-                let msg = p
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| p.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
+                let msg = crate::error::panic_message(&*p);
                 Err(Error::new(
                     ErrorKind::Internal,
                     format!("internal error while compiling (panic caught): {msg}"),

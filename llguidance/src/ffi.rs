@@ -129,11 +129,7 @@ fn c_string(s: &str) -> CString {
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    let msg = p
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into());
+    let msg = crate::error::panic_message(&*p);
     format!("internal error (panic caught in the C API): {msg}")
 }
 

@@ -154,11 +154,7 @@ impl Matcher {
         let r = match catch_unwind(AssertUnwindSafe(|| f(self))) {
             Ok(r) => r,
             Err(p) => {
-                let msg = p
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| p.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
+                let msg = crate::error::panic_message(&*p);
                 Err(Error::new(
                     ErrorKind::Internal,
                     format!("internal error (panic caught): {msg}"),
