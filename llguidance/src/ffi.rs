@@ -129,7 +129,7 @@ fn c_string(s: &str) -> CString {
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    let msg = crate::error::panic_message(&*p);
+    let msg = crate::error::panic_message(p);
     format!("internal error (panic caught in the C API): {msg}")
 }
 
