@@ -5,7 +5,7 @@
 //! on exactly that set) and whether a special-token terminal or the end is allowed.
 
 use hashbrown::HashSet;
-use lexer::{LexemeIdx, LexemeSet};
+use lexer::LexemeSet;
 
 use crate::cfg::{Cfg, SymIdx, Terminal};
 use crate::{Error, ParserLimits};
@@ -229,14 +229,5 @@ impl Chart {
             + self.rows.capacity() * std::mem::size_of::<Row>()
             + self.rows.iter().map(|r| r.allowed.num_bytes()).sum::<usize>()
             + self.seen.capacity() * 9
-    }
-}
-
-/// The lexeme a terminal symbol matches, if it is a lexeme terminal.
-#[allow(dead_code)]
-pub(crate) fn lexeme_of(cfg: &Cfg, s: SymIdx) -> Option<LexemeIdx> {
-    match &cfg.symbol(s).terminal {
-        Some(Terminal::Lexeme(l)) => Some(*l),
-        _ => None,
     }
 }
