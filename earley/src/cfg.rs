@@ -157,20 +157,8 @@ impl CfgBuilder {
         let is_term = |s: SymIdx| self.symbols[s.as_usize()].terminal.is_some();
 
         // Productive symbols: terminals, then to a fixpoint.
-        let mut productive: Vec<bool> =
-            (0..n).map(|i| self.symbols[i].terminal.is_some()).collect();
-        loop {
-            let mut changed = false;
-            for (lhs, rhs) in &self.rules {
-                if !productive[lhs.as_usize()] && rhs.iter().all(|s| productive[s.as_usize()]) {
-                    productive[lhs.as_usize()] = true;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
+        let productive =
+            closure(&self.rules, (0..n).map(|i| self.symbols[i].terminal.is_some()).collect());
         if !productive[start.as_usize()] {
             return Err(Error::new(
                 ErrorKind::Grammar,
@@ -252,19 +240,7 @@ impl CfgBuilder {
         }
 
         // Nullable to a fixpoint.
-        let mut nullable = vec![false; n];
-        loop {
-            let mut changed = false;
-            for (l, r) in &rules {
-                if !nullable[l.as_usize()] && r.iter().all(|s| nullable[s.as_usize()]) {
-                    nullable[l.as_usize()] = true;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
+        let nullable = closure(&rules, vec![false; n]);
 
         // Flat layout, rules grouped by left-hand side.
         let mut rule_data = Vec::new();
@@ -403,4 +379,38 @@ impl Cfg {
         (self.rule_data.len() + self.rule_offsets.len() + self.rule_starts.len()) * 4
             + self.symbols.len() * std::mem::size_of::<CfgSymbol>()
     }
+}
+
+/// The least fixpoint of "a left-hand side is marked when every symbol of one of its rules
+/// is", starting from `marked` (productive symbols, nullable symbols): a worklist over the
+/// uses of each symbol, linear in the grammar size (a chain of 10k rules listed in the
+/// wrong order would take 10k passes of the naive loop).
+fn closure(rules: &[(SymIdx, Vec<SymIdx>)], mut marked: Vec<bool>) -> Vec<bool> {
+    let n = marked.len();
+    let mut missing: Vec<usize> = rules.iter().map(|(_, r)| r.len()).collect();
+    let mut uses: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (i, (_, r)) in rules.iter().enumerate() {
+        for s in r {
+            uses[s.as_usize()].push(i as u32);
+        }
+    }
+    let mut work: Vec<usize> = (0..n).filter(|&s| marked[s]).collect();
+    for (i, (l, _)) in rules.iter().enumerate() {
+        if missing[i] == 0 && !marked[l.as_usize()] {
+            marked[l.as_usize()] = true;
+            work.push(l.as_usize());
+        }
+    }
+    while let Some(s) = work.pop() {
+        for &ri in &uses[s] {
+            let ri = ri as usize;
+            missing[ri] -= 1;
+            let l = rules[ri].0.as_usize();
+            if missing[ri] == 0 && !marked[l] {
+                marked[l] = true;
+                work.push(l);
+            }
+        }
+    }
+    marked
 }

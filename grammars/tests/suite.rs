@@ -106,6 +106,12 @@ fn build(case: &Case, vocab: &Vocabulary) -> Result<grammars::CompiledGrammar, g
     let json = serde_json::to_string(&set).expect("IR serializes");
     let back: grammars::ir::GrammarSet = serde_json::from_str(&json).expect("IR deserializes");
     assert_eq!(back, set, "IR round trip");
+    // `GRAMMARS_DUMP_IR=DIR` saves each IR (seeds for the `ir` fuzz target, fuzz/seed.py).
+    if let Some(dir) = std::env::var_os("GRAMMARS_DUMP_IR") {
+        let name: String =
+            case.name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        std::fs::write(std::path::Path::new(&dir).join(name + ".json"), &json).expect("dump IR");
+    }
     compile(&set, Some(vocab), &CompileLimits::default())
 }
 

@@ -16,8 +16,11 @@ use super::resolve::{escape_token, Doc, Draft};
 use super::JsonCompileOptions;
 use crate::{Error, ErrorKind};
 
-/// The most alternatives a union of object or array constraints may have.
+/// The most alternatives an intersection of object or array constraints may produce (the
+/// product of the operands' alternatives).
 const MAX_ALTS: usize = 256;
+/// The most alternatives a union of object or array constraints may have.
+const MAX_UNION_ALTS: usize = 10_000;
 /// Nesting of schema normalization (`$ref`, `allOf`, ...), an [`ErrorKind::Limit`] beyond.
 const MAX_DEPTH: usize = 100;
 
@@ -517,7 +520,11 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        if arr.len() > MAX_ALTS || obj.len() > MAX_ALTS {
+        // An intersection with one alternative never grows; a product beyond the limit fails.
+        let limit = |x: usize, y: usize| MAX_ALTS.max(x).max(y);
+        if arr.len() > limit(a.arr.len(), b.arr.len())
+            || obj.len() > limit(a.obj.len(), b.obj.len())
+        {
             return Err(Error::new(
                 ErrorKind::Limit,
                 "too many alternatives in a schema intersection",
@@ -1286,7 +1293,7 @@ pub(crate) fn union_into(a: Node, b: &Node) -> Result<Node, Error> {
     arr.extend(b.arr.iter().cloned());
     let mut obj = a.obj;
     obj.extend(b.obj.iter().cloned());
-    if arr.len() > MAX_ALTS || obj.len() > MAX_ALTS {
+    if arr.len() > MAX_UNION_ALTS || obj.len() > MAX_UNION_ALTS {
         return Err(Error::new(ErrorKind::Limit, "too many alternatives in a schema union"));
     }
     // an unconstrained alternative absorbs the others

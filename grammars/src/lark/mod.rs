@@ -18,7 +18,7 @@
 mod common;
 mod lex;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use lexer::RegexSpec;
 
@@ -93,6 +93,7 @@ fn parse_grammar(
     let mut p = P { src, toks, pos: 0, bracket: 0, depth: 0, subs, counter, nesting };
     let mut rules: Vec<Def> = Vec::new();
     let mut terms: Vec<Def> = Vec::new();
+    let (mut rule_names, mut term_names) = (HashSet::new(), HashSet::new());
     let mut ignore: Vec<(LExpr, usize)> = Vec::new();
     let mut options = GrammarOptions::default();
     let mut imported: Vec<(String, RegexSpec, usize)> = Vec::new();
@@ -104,9 +105,12 @@ fn parse_grammar(
                 let is_term = matches!(t.tok, Tok::Term(_));
                 p.pos += 1;
                 let def = p.definition(n.clone(), t.at, is_term)?;
-                let list = if is_term { &mut terms } else { &mut rules };
-                if let Some(prev) = list.iter().find(|d| d.name == def.name) {
-                    let _ = prev;
+                let (list, names) = if is_term {
+                    (&mut terms, &mut term_names)
+                } else {
+                    (&mut rules, &mut rule_names)
+                };
+                if !names.insert(def.name.clone()) {
                     return Err(p.err(
                         ErrorKind::Name,
                         &format!("{} is defined twice", def.name),
@@ -744,19 +748,19 @@ impl P<'_> {
         for start in 0..terms.len() {
             // DFS: (terminal, visiting) with cycle detection.
             let mut stack = vec![(start, false)];
-            let mut on_path: Vec<usize> = Vec::new();
+            let mut on_path = vec![false; terms.len()];
             while let Some((t, done)) = stack.pop() {
                 let name = &terms[t].name;
                 if resolved.contains_key(name) {
                     continue;
                 }
                 if done {
-                    on_path.retain(|&x| x != t);
+                    on_path[t] = false;
                     let rx = self.term_regex(&terms[t].body, &resolved)?;
                     resolved.insert(name.clone(), rx);
                     continue;
                 }
-                on_path.push(t);
+                on_path[t] = true;
                 stack.push((t, true));
                 let mut refs = Vec::new();
                 term_refs(&terms[t].body, &mut refs);
@@ -771,7 +775,7 @@ impl P<'_> {
                             at,
                         ));
                     };
-                    if on_path.contains(&j) {
+                    if on_path[j] {
                         return Err(self.err(
                             ErrorKind::Value,
                             &format!(
@@ -784,14 +788,14 @@ impl P<'_> {
                 }
             }
         }
-        let rule_names: Vec<&str> = rules.iter().map(|d| d.name.as_str()).collect();
+        let rule_names: HashSet<&str> = rules.iter().map(|d| d.name.as_str()).collect();
         let mut out_rules = Vec::new();
         for d in &rules {
             let body = self.rule_expr(&d.body, &rule_names, &resolved, 0)?;
             out_rules.push(Rule { name: d.name.clone(), body, attrs: d.attrs.clone() });
         }
         let start = "start".to_string();
-        if !rule_names.contains(&"start") {
+        if !rule_names.contains("start") {
             return Err(Error::new(ErrorKind::Name, "the grammar has no start rule (start: ...)"));
         }
         let mut terminals: Vec<TerminalDef> = Vec::new();
@@ -858,7 +862,7 @@ impl P<'_> {
     fn rule_expr(
         &self,
         e: &LExpr,
-        rules: &[&str],
+        rules: &HashSet<&str>,
         resolved: &HashMap<String, RegexSpec>,
         depth: usize,
     ) -> Result<Expr, Error> {
@@ -874,7 +878,7 @@ impl P<'_> {
                 Expr::Repeat { expr: Box::new(rec(x)?), min: *min, max: *max }
             }
             LExpr::RuleRef(n, at) => {
-                if !rules.contains(&n.as_str()) {
+                if !rules.contains(n.as_str()) {
                     return Err(self.err(ErrorKind::Name, &format!("unknown rule {n}"), *at));
                 }
                 Expr::Rule(n.clone())
