@@ -40,12 +40,11 @@ struct P<'a> {
     src: &'a str,
     b: &'a [u8],
     i: usize,
-    depth: usize,
 }
 
 /// Parses GBNF source.
 pub fn parse(src: &str) -> Result<GrammarSet, Error> {
-    let mut p = P { src, b: src.as_bytes(), i: 0, depth: 0 };
+    let mut p = P { src, b: src.as_bytes(), i: 0 };
     let mut rules: Vec<(String, usize, G)> = Vec::new();
     loop {
         p.ws(true);
@@ -275,43 +274,65 @@ impl P<'_> {
         (self.i > s).then(|| self.src[s..self.i].to_string())
     }
 
+    /// `alternatives := sequence ('|' sequence)*`, `sequence := (atom postfix*)*`, with `(`
+    /// groups kept on an explicit stack (no recursion over the source), at most
+    /// [`MAX_NESTING`] deep.
     fn alternatives(&mut self) -> Result<G, Error> {
-        self.depth += 1;
-        if self.depth > MAX_NESTING {
-            return Err(self.err(
-                ErrorKind::Limit,
-                &format!("nesting deeper than {MAX_NESTING}"),
-                self.i,
-            ));
-        }
-        let mut alts = vec![self.sequence()?];
-        loop {
-            self.body_ws();
-            if self.b.get(self.i) == Some(&b'|') {
-                self.i += 1;
-                alts.push(self.sequence()?);
+        fn one_of(mut xs: Vec<G>, f: fn(Vec<G>) -> G) -> G {
+            if xs.len() == 1 {
+                xs.pop().expect("one")
             } else {
-                break;
+                f(xs)
             }
         }
-        self.depth -= 1;
-        Ok(if alts.len() == 1 { alts.pop().expect("one") } else { G::Alt(alts) })
-    }
-
-    fn sequence(&mut self) -> Result<G, Error> {
-        let mut items = Vec::new();
+        // Per open group: finished alternatives, items of the current sequence.
+        let mut stack: Vec<(Vec<G>, Vec<G>)> = vec![(Vec::new(), Vec::new())];
         loop {
             self.body_ws();
-            match self.b.get(self.i) {
-                None | Some(b'|' | b')' | b'\n') => break,
-                _ if self.at_rule_start() => break,
+            let at_end = match self.b.get(self.i) {
+                None | Some(b'\n') => true,
+                Some(b')') => stack.len() == 1,
+                _ => self.at_rule_start(),
+            };
+            if at_end && stack.len() > 1 {
+                return Err(self.err(ErrorKind::Syntax, "expected )", self.i));
+            }
+            let depth = stack.len();
+            let (alts, items) = stack.last_mut().expect("the outermost group");
+            if at_end {
+                alts.push(one_of(std::mem::take(items), G::Seq));
+                return Ok(one_of(std::mem::take(alts), G::Alt));
+            }
+            match self.b[self.i] {
+                b'|' => {
+                    self.i += 1;
+                    alts.push(one_of(std::mem::take(items), G::Seq));
+                }
+                b'(' => {
+                    if depth > MAX_NESTING {
+                        return Err(self.err(
+                            ErrorKind::Limit,
+                            &format!("nesting deeper than {MAX_NESTING}"),
+                            self.i,
+                        ));
+                    }
+                    self.i += 1;
+                    stack.push((Vec::new(), Vec::new()));
+                }
+                b')' => {
+                    self.i += 1;
+                    let (mut alts, items) = stack.pop().expect("an open group");
+                    alts.push(one_of(items, G::Seq));
+                    let g = self.postfix(one_of(alts, G::Alt))?;
+                    stack.last_mut().expect("the enclosing group").1.push(g);
+                }
                 _ => {
                     let atom = self.atom()?;
-                    items.push(self.postfix(atom)?);
+                    let g = self.postfix(atom)?;
+                    stack.last_mut().expect("a group").1.push(g);
                 }
             }
         }
-        Ok(if items.len() == 1 { items.pop().expect("one") } else { G::Seq(items) })
     }
 
     fn postfix(&mut self, mut g: G) -> Result<G, Error> {
@@ -420,16 +441,6 @@ impl P<'_> {
             b'.' => {
                 self.i += 1;
                 Ok(G::Any)
-            }
-            b'(' => {
-                self.i += 1;
-                let g = self.alternatives()?;
-                self.body_ws();
-                if self.b.get(self.i) != Some(&b')') {
-                    return Err(self.err(ErrorKind::Syntax, "expected )", self.i));
-                }
-                self.i += 1;
-                Ok(g)
             }
             b'!' => Err(self.err(
                 ErrorKind::Unsupported,

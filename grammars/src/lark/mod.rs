@@ -12,8 +12,9 @@
 //! Not supported, with an error saying so: priorities (`rule.2`), templates, `%override`,
 //! `%declare`, `%extend`, the `x ~ n` repeat form (use `x{n}`).
 //!
-//! Recursion over the source is bounded ([`MAX_NESTING`] levels of parentheses and nested
-//! `%lark` blocks), so deep input is an error, never a stack overflow.
+//! Expressions are parsed with an explicit stack of open groups, not recursion; groups, `~`s
+//! and nested `%lark` blocks nest at most [`MAX_NESTING`] deep (an [`ErrorKind::Limit`]
+//! error beyond), which also bounds the depth of the trees the later passes walk.
 
 mod common;
 mod lex;
@@ -64,13 +65,37 @@ struct Def {
     attrs: RuleAttrs,
 }
 
+/// An open group of the expression parser: `( )`, `[ ]` or the whole rule body.
+struct Group {
+    close: Option<&'static str>,
+    /// Finished alternatives, `&` operands of the current one, items of the current expansion.
+    alts: Vec<LExpr>,
+    ands: Vec<LExpr>,
+    items: Vec<LExpr>,
+    /// `~`s before the next item.
+    nots: u32,
+}
+
+impl Group {
+    fn new(close: Option<&'static str>) -> Self {
+        Group { close, alts: Vec::new(), ands: Vec::new(), items: Vec::new(), nots: 0 }
+    }
+}
+
+fn seq_of(mut items: Vec<LExpr>) -> LExpr {
+    match items.len() {
+        0 => LExpr::Empty,
+        1 => items.pop().expect("one"),
+        _ => LExpr::Seq(items),
+    }
+}
+
 struct P<'a> {
     src: &'a str,
     toks: Vec<Spanned>,
     pos: usize,
     /// Inside ( ) or [ ]: newlines are whitespace.
     bracket: usize,
-    depth: usize,
     subs: &'a mut Vec<Grammar>,
     counter: &'a mut usize,
     nesting: usize,
@@ -90,7 +115,7 @@ fn parse_grammar(
         ));
     }
     let toks = lex::tokenize(src)?;
-    let mut p = P { src, toks, pos: 0, bracket: 0, depth: 0, subs, counter, nesting };
+    let mut p = P { src, toks, pos: 0, bracket: 0, subs, counter, nesting };
     let mut rules: Vec<Def> = Vec::new();
     let mut terms: Vec<Def> = Vec::new();
     let (mut rule_names, mut term_names) = (HashSet::new(), HashSet::new());
@@ -339,83 +364,94 @@ impl P<'_> {
         }
     }
 
-    fn enter(&mut self) -> Result<(), Error> {
-        self.depth += 1;
-        if self.depth > MAX_NESTING {
-            return Err(self.err(
-                ErrorKind::Limit,
-                &format!("nesting deeper than {MAX_NESTING}"),
-                self.here(),
-            ));
-        }
-        Ok(())
-    }
-
+    /// `expansions := alias ('|' alias)*`, `alias := expansion ('&' expansion)* ['-> name]`,
+    /// `expansion := unary*`, `unary := '~'* atom postfix*`, `atom := '(' expansions ')' |
+    /// '[' expansions ']' | leaf`, parsed with an explicit stack of open groups (no
+    /// recursion over the source); groups nest at most [`MAX_NESTING`] deep.
     fn expansions(&mut self) -> Result<LExpr, Error> {
-        self.enter()?;
-        let mut alts = vec![self.alias()?];
-        while self.eat("|") {
-            alts.push(self.alias()?);
-        }
-        self.depth -= 1;
-        Ok(if alts.len() == 1 { alts.pop().expect("one") } else { LExpr::Alt(alts) })
-    }
-
-    fn alias(&mut self) -> Result<LExpr, Error> {
-        let mut xs = vec![self.expansion()?];
-        while matches!(self.peek(), Some(Spanned { tok: Tok::Punct("&"), .. })) {
-            self.pos += 1;
-            xs.push(self.expansion()?);
-        }
-        let e = if xs.len() == 1 { xs.pop().expect("one") } else { LExpr::And(xs) };
-        if self.eat("->") {
-            // A tree alias does not change the language.
-            match self.peek() {
-                Some(Spanned { tok: Tok::Rule(_) | Tok::Term(_), .. }) => self.pos += 1,
-                _ => {
-                    return Err(self.err(
-                        ErrorKind::Syntax,
-                        "expected a name after ->",
-                        self.here(),
-                    ))
-                }
-            }
-        }
-        Ok(e)
-    }
-
-    fn expansion(&mut self) -> Result<LExpr, Error> {
-        let mut items = Vec::new();
+        let mut stack = vec![Group::new(None)];
         loop {
             if self.bracket > 0 {
                 self.skip_newlines();
             }
-            match self.peek() {
-                None | Some(Spanned { tok: Tok::Newline, .. }) => break,
-                Some(Spanned { tok: Tok::Punct(p), .. })
-                    if matches!(*p, "|" | ")" | "]" | "->" | "&") =>
-                {
-                    break
+            let top = stack.last_mut().expect("the outermost group");
+            let at = self.here();
+            match self.peek().map(|t| &t.tok) {
+                Some(Tok::Punct("~")) => {
+                    self.pos += 1;
+                    top.nots += 1;
+                    if top.nots as usize > MAX_NESTING {
+                        return Err(self.nesting_error(at));
+                    }
                 }
-                _ => items.push(self.unary()?),
+                Some(Tok::Punct(open @ ("(" | "["))) => {
+                    let close = if *open == "(" { ")" } else { "]" };
+                    self.pos += 1;
+                    self.bracket += 1;
+                    if stack.len() > MAX_NESTING {
+                        return Err(self.nesting_error(at));
+                    }
+                    stack.push(Group::new(Some(close)));
+                }
+                None | Some(Tok::Newline | Tok::Punct("|" | ")" | "]" | "->" | "&")) => {
+                    if top.nots > 0 {
+                        return Err(self.err(
+                            ErrorKind::Syntax,
+                            "expected an expression after ~",
+                            at,
+                        ));
+                    }
+                    // The end of an expansion: of an alias, of the alternatives, of the group.
+                    top.ands.push(seq_of(std::mem::take(&mut top.items)));
+                    if matches!(self.peek(), Some(Spanned { tok: Tok::Punct("&"), .. })) {
+                        self.pos += 1;
+                        continue;
+                    }
+                    let mut ands = std::mem::take(&mut top.ands);
+                    let e =
+                        if ands.len() == 1 { ands.pop().expect("one") } else { LExpr::And(ands) };
+                    top.alts.push(e);
+                    if self.eat("->") {
+                        // A tree alias does not change the language.
+                        match self.peek() {
+                            Some(Spanned { tok: Tok::Rule(_) | Tok::Term(_), .. }) => self.pos += 1,
+                            _ => {
+                                return Err(self.err(
+                                    ErrorKind::Syntax,
+                                    "expected a name after ->",
+                                    self.here(),
+                                ))
+                            }
+                        }
+                    }
+                    if self.eat("|") {
+                        continue;
+                    }
+                    let g = stack.pop().expect("the group");
+                    let mut alts = g.alts;
+                    let e =
+                        if alts.len() == 1 { alts.pop().expect("one") } else { LExpr::Alt(alts) };
+                    let Some(close) = g.close else { return Ok(e) };
+                    self.expect(close)?;
+                    self.bracket -= 1;
+                    let e = if close == "]" { LExpr::Repeat(Box::new(e), 0, Some(1)) } else { e };
+                    self.push_unary(stack.last_mut().expect("the enclosing group"), e)?;
+                }
+                Some(_) => {
+                    let e = self.atom()?;
+                    self.push_unary(stack.last_mut().expect("a group"), e)?;
+                }
             }
         }
-        Ok(match items.len() {
-            0 => LExpr::Empty,
-            1 => items.pop().expect("one"),
-            _ => LExpr::Seq(items),
-        })
     }
 
-    fn unary(&mut self) -> Result<LExpr, Error> {
-        if matches!(self.peek(), Some(Spanned { tok: Tok::Punct("~"), .. })) {
-            self.pos += 1;
-            self.enter()?;
-            let inner = self.unary()?;
-            self.depth -= 1;
-            return Ok(LExpr::Not(Box::new(inner)));
-        }
-        let mut e = self.atom()?;
+    fn nesting_error(&self, at: usize) -> Error {
+        self.err(ErrorKind::Limit, &format!("nesting deeper than {MAX_NESTING}"), at)
+    }
+
+    /// Applies the postfix operators after an atom and the pending `~`s before it, and adds
+    /// the result to the group's current expansion.
+    fn push_unary(&mut self, g: &mut Group, mut e: LExpr) -> Result<(), Error> {
         loop {
             match self.peek().map(|t| t.tok.clone()) {
                 Some(Tok::Punct("?")) => {
@@ -443,9 +479,14 @@ impl P<'_> {
                         self.here(),
                     ))
                 }
-                _ => return Ok(e),
+                _ => break,
             }
         }
+        for _ in 0..std::mem::take(&mut g.nots) {
+            e = LExpr::Not(Box::new(e));
+        }
+        g.items.push(e);
+        Ok(())
     }
 
     fn number(&mut self) -> Result<Option<u32>, Error> {
@@ -484,26 +525,13 @@ impl P<'_> {
         Ok(r)
     }
 
+    /// A leaf: a literal, regex, name, special token, or `%json`/`%regex`/`%lark` block.
     fn atom(&mut self) -> Result<LExpr, Error> {
         let Some(t) = self.peek().cloned() else {
             return Err(self.err(ErrorKind::Syntax, "unexpected end of grammar", self.src.len()));
         };
         self.pos += 1;
         Ok(match t.tok {
-            Tok::Punct("(") => {
-                self.bracket += 1;
-                let e = self.expansions()?;
-                self.expect(")")?;
-                self.bracket -= 1;
-                e
-            }
-            Tok::Punct("[") => {
-                self.bracket += 1;
-                let e = self.expansions()?;
-                self.expect("]")?;
-                self.bracket -= 1;
-                LExpr::Repeat(Box::new(e), 0, Some(1))
-            }
             Tok::Str(s, ci) => {
                 if matches!(self.peek(), Some(Spanned { tok: Tok::Punct(".."), .. })) {
                     self.pos += 1;
