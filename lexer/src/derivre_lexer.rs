@@ -9,6 +9,7 @@ use hashbrown::HashMap;
 
 use crate::classes::ByteClasses;
 use crate::lexer::EMPTY;
+use crate::prefixes::{walk_class_repeat, ClassRepeat, Walk, WALK_FUEL, WALK_NEW_STATES};
 use crate::spec::fold;
 use crate::{
     Containment, Error, ErrorKind, LexemeIdx, LexemeSet, Lexer, LexerLimits, LexerSpec, RegexSpec,
@@ -47,6 +48,8 @@ pub struct DerivreLexer {
     state_ids: HashMap<Members, StateId>,
     start_cache: HashMap<LexemeSet, StateId>,
     prefix_queries: HashMap<RegexSpec, Option<ExprRef>>,
+    /// Queries of the form `C{m,n}`, answered by walking the DFA.
+    class_repeats: HashMap<RegexSpec, Option<ClassRepeat>>,
     exprs: ExprSet,
     deriv: DerivCache,
     relevance: RelevanceCache,
@@ -105,6 +108,7 @@ impl DerivreLexer {
             state_ids: HashMap::new(),
             start_cache: HashMap::new(),
             prefix_queries: HashMap::new(),
+            class_repeats: HashMap::new(),
             exprs: builder.into_exprset(),
             deriv: DerivCache::new(),
             relevance: RelevanceCache::new(),
@@ -459,6 +463,23 @@ impl Lexer for DerivreLexer {
     }
 
     fn check_prefixes(&mut self, state: StateId, query: &RegexSpec) -> Containment {
+        // `C{m,n}` by walking the DFA (cheap when warm, and decisive both ways; out of budget
+        // it is "unknown": walking the slice's trie then costs less than the symbolic check,
+        // ~5 ms on a bounded repeat); the symbolic check for other shapes.
+        let walk = match self.class_repeats.get(query) {
+            Some(q) => q.clone(),
+            None => {
+                let q = ClassRepeat::parse(query);
+                self.class_repeats.insert(query.clone(), q.clone());
+                q
+            }
+        };
+        if let Some(q) = walk {
+            match walk_class_repeat(self, state, &q, WALK_FUEL, WALK_NEW_STATES) {
+                Walk::Contained => return Containment::Contained,
+                Walk::NotContained | Walk::Undecided => return Containment::Unknown,
+            }
+        }
         let Some(small) = self.prefix_query_expr(query) else {
             return Containment::Unknown;
         };

@@ -138,10 +138,14 @@ pub trait Lexer {
 
     /// Whether every string of `query`, read from `state`, leads to a live state (that is,
     /// is a prefix of a string some lexeme of `state` matches). The slicer uses it to allow a
-    /// whole vocabulary slice at once. The default answers [`Containment::Unknown`].
+    /// whole vocabulary slice at once. The default answers queries of the form `C{m,n}`
+    /// (a character class repeated) by walking this lexer's states
+    /// ([`crate::prefixes`]) and anything else with [`Containment::Unknown`].
     fn check_prefixes(&mut self, state: StateId, query: &RegexSpec) -> Containment {
-        let _ = (state, query);
-        Containment::Unknown
+        match crate::prefixes::ClassRepeat::parse(query) {
+            Some(q) => crate::prefixes::check_class_repeat(self, state, &q),
+            None => Containment::Unknown,
+        }
     }
 
     /// Heap bytes owned (transition table, per-state arrays, engine caches).

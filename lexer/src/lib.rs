@@ -54,6 +54,7 @@ mod error;
 mod ids;
 mod lexer;
 mod limits;
+pub mod prefixes;
 mod spec;
 mod tokenize;
 

@@ -224,10 +224,52 @@ mod derivre_lexer {
         assert_eq!(l.check_prefixes(st, &slice), Containment::Unknown);
         let with_quote = RegexSpec::regex(r#"[a"]{1,10}"#);
         assert_eq!(l.check_prefixes(inside, &with_quote), Containment::Unknown);
-        // The default for an implementation without the query.
+        // The default (the DFA walk) for the regex-automata lexer.
         let mut a = AutomataLexer::new(&s).unwrap();
         let st = a.start_state(&s.all()).unwrap();
         assert_eq!(a.check_prefixes(st, &slice), Containment::Unknown);
+        let inside = a.advance(st, b'"').unwrap();
+        assert_eq!(a.check_prefixes(inside, &slice), Containment::Contained);
+    }
+
+    #[test]
+    fn containment_in_a_bounded_string_follows_the_count() {
+        // `"` C{0,50} `"`: after k characters, C{a,b} is a prefix set iff b <= 50 - k; the
+        // walk over the DFA decides it for both lexers, bounded and unbounded queries.
+        let body = r#"[^"\\\x00-\x1F\x7F]"#;
+        let s =
+            spec(&[("S", RegexSpec::regex(&format!(r#""{body}{{0,50}}""#)), LexemeKind::Greedy)]);
+        let mut d = DerivreLexer::new(&s).unwrap();
+        let mut a = AutomataLexer::new(&s).unwrap();
+        for (name, l) in [("derivre", &mut d as &mut dyn Lexer), ("automata", &mut a)] {
+            let mut st = l.start_state(&s.all()).unwrap();
+            st = l.advance(st, b'"').unwrap();
+            for k in 0..=50u32 {
+                for (lo, hi) in [(2, 11), (12, 31), (1, 1), (50, 50)] {
+                    let q = RegexSpec::regex(&format!("{body}{{{lo},{hi}}}"));
+                    let want =
+                        if hi <= 50 - k { Containment::Contained } else { Containment::Unknown };
+                    assert_eq!(l.check_prefixes(st, &q), want, "{name}: k={k} {{{lo},{hi}}}");
+                }
+                let plus = RegexSpec::regex(&format!("{body}{{32,}}"));
+                assert_eq!(l.check_prefixes(st, &plus), Containment::Unknown, "{name}: k={k} +");
+                // Multi-byte characters count as one: advance by 'é' (2 bytes) every other step.
+                let c: &[u8] = if k % 2 == 0 { "é".as_bytes() } else { b"x" };
+                for &b in c {
+                    st = l.advance(st, b).unwrap();
+                }
+            }
+        }
+        // Unbounded body: every repeat, bounded or not, is contained (a repeated state set).
+        let s = spec(&[("S", RegexSpec::regex(&format!(r#""{body}*""#)), LexemeKind::Greedy)]);
+        let mut d = DerivreLexer::new(&s).unwrap();
+        let st = d.start_state(&s.all()).unwrap();
+        let st = d.advance(st, b'"').unwrap();
+        let plus = RegexSpec::regex(&format!("{body}{{32,}}"));
+        assert_eq!(d.check_prefixes(st, &plus), Containment::Contained);
+        // A class with a quote in it is not contained.
+        let q = RegexSpec::regex(r#"[a"]{1,3}"#);
+        assert_eq!(d.check_prefixes(st, &q), Containment::Unknown);
     }
 
     #[test]
