@@ -238,7 +238,7 @@ mod derivre_lexer {
         // walk over the DFA decides it for both lexers, bounded and unbounded queries.
         let body = r#"[^"\\\x00-\x1F\x7F]"#;
         let s =
-            spec(&[("S", RegexSpec::regex(&format!(r#""{body}{{0,50}}""#)), LexemeKind::Greedy)]);
+            spec(&[("S", RegexSpec::regex(format!(r#""{body}{{0,50}}""#)), LexemeKind::Greedy)]);
         let mut d = DerivreLexer::new(&s).unwrap();
         let mut a = AutomataLexer::new(&s).unwrap();
         for (name, l) in [("derivre", &mut d as &mut dyn Lexer), ("automata", &mut a)] {
@@ -246,12 +246,12 @@ mod derivre_lexer {
             st = l.advance(st, b'"').unwrap();
             for k in 0..=50u32 {
                 for (lo, hi) in [(2, 11), (12, 31), (1, 1), (50, 50)] {
-                    let q = RegexSpec::regex(&format!("{body}{{{lo},{hi}}}"));
+                    let q = RegexSpec::regex(format!("{body}{{{lo},{hi}}}"));
                     let want =
                         if hi <= 50 - k { Containment::Contained } else { Containment::Unknown };
                     assert_eq!(l.check_prefixes(st, &q), want, "{name}: k={k} {{{lo},{hi}}}");
                 }
-                let plus = RegexSpec::regex(&format!("{body}{{32,}}"));
+                let plus = RegexSpec::regex(format!("{body}{{32,}}"));
                 assert_eq!(l.check_prefixes(st, &plus), Containment::Unknown, "{name}: k={k} +");
                 // Multi-byte characters count as one: advance by 'é' (2 bytes) every other step.
                 let c: &[u8] = if k % 2 == 0 { "é".as_bytes() } else { b"x" };
@@ -261,11 +261,11 @@ mod derivre_lexer {
             }
         }
         // Unbounded body: every repeat, bounded or not, is contained (a repeated state set).
-        let s = spec(&[("S", RegexSpec::regex(&format!(r#""{body}*""#)), LexemeKind::Greedy)]);
+        let s = spec(&[("S", RegexSpec::regex(format!(r#""{body}*""#)), LexemeKind::Greedy)]);
         let mut d = DerivreLexer::new(&s).unwrap();
         let st = d.start_state(&s.all()).unwrap();
         let st = d.advance(st, b'"').unwrap();
-        let plus = RegexSpec::regex(&format!("{body}{{32,}}"));
+        let plus = RegexSpec::regex(format!("{body}{{32,}}"));
         assert_eq!(d.check_prefixes(st, &plus), Containment::Contained);
         // A class with a quote in it is not contained.
         let q = RegexSpec::regex(r#"[a"]{1,3}"#);
