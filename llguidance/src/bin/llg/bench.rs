@@ -36,6 +36,16 @@ struct SchemaResult {
     ttfm_us: Option<f64>,
     tbm_us: Vec<f64>,
     detail: String,
+    /// `--check-slicer`: masks compared sliced vs unsliced, and the first difference.
+    slice_checked: u64,
+    slice_diff: Option<String>,
+}
+
+/// What one replay checks besides timing.
+#[derive(Default)]
+struct SliceCheck {
+    compared: u64,
+    diff: Option<String>,
 }
 
 fn collect_files(inputs: &[String]) -> Result<Vec<PathBuf>, Fail> {
@@ -106,19 +116,33 @@ fn replay(
     eos: &[TokenId],
     times: Option<&mut Vec<f64>>,
     deadline: Instant,
+    mut check: Option<&mut SliceCheck>,
 ) -> Result<bool, ()> {
     let mut m = m0.deep_clone();
     let mut local = Vec::new();
-    for &t in tokens {
+    for (step, &t) in tokens.iter().enumerate() {
         if Instant::now() > deadline {
             return Err(());
         }
+        // `--check-slicer`: the unsliced mask on a clone, before (and outside) the timing.
+        let unsliced = check.as_ref().map(|_| {
+            let mut u = m.deep_clone();
+            u.set_slicing(false);
+            u.compute_mask().ok()
+        });
         let start = Instant::now();
-        let ok = match m.compute_mask() {
+        let mask = m.compute_mask();
+        let ok = match &mask {
             Ok(mask) => mask.contains(t) && m.consume_token(t).is_ok(),
             Err(_) => false,
         };
         local.push(start.elapsed().as_secs_f64() * 1e6);
+        if let (Some(c), Some(u)) = (check.as_deref_mut(), unsliced) {
+            c.compared += 1;
+            if c.diff.is_none() && u.as_ref() != mask.as_ref().ok() {
+                c.diff = Some(format!("step {step}: sliced and unsliced masks differ"));
+            }
+        }
         if !ok {
             return Ok(false);
         }
@@ -130,7 +154,13 @@ fn replay(
     Ok(end_ok)
 }
 
-fn run_schema(f: &ParserFactory, path: &Path, spaced: bool, limit: Duration) -> SchemaResult {
+fn run_schema(
+    f: &ParserFactory,
+    path: &Path,
+    spaced: bool,
+    limit: Duration,
+    check_slicer: bool,
+) -> SchemaResult {
     let file = path.display().to_string();
     let fail = |outcome, detail: String| SchemaResult {
         file: file.clone(),
@@ -138,6 +168,8 @@ fn run_schema(f: &ParserFactory, path: &Path, spaced: bool, limit: Duration) -> 
         ttfm_us: None,
         tbm_us: vec![],
         detail,
+        slice_checked: 0,
+        slice_diff: None,
     };
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -157,6 +189,7 @@ fn run_schema(f: &ParserFactory, path: &Path, spaced: bool, limit: Duration) -> 
     let ttfm = t0.elapsed().as_secs_f64() * 1e6;
     let deadline = t0 + limit;
     let mut tbm = Vec::new();
+    let mut check = SliceCheck::default();
     let mut outcome = Outcome::Pass;
     let mut detail = String::new();
     for (i, t) in tests.iter().enumerate() {
@@ -176,6 +209,7 @@ fn run_schema(f: &ParserFactory, path: &Path, spaced: bool, limit: Duration) -> 
             f.tokenizer().vocab().eos_tokens(),
             valid.then_some(&mut tbm),
             deadline,
+            (check_slicer && valid).then_some(&mut check),
         ) {
             Err(()) => {
                 outcome = Outcome::Timeout;
@@ -197,7 +231,16 @@ fn run_schema(f: &ParserFactory, path: &Path, spaced: bool, limit: Duration) -> 
             Ok(_) => {}
         }
     }
-    SchemaResult { file, outcome, ttfm_us: Some(ttfm), tbm_us: tbm, detail }
+    let slice_diff = check.diff.map(|d| format!("{file}: {d}"));
+    SchemaResult {
+        file,
+        outcome,
+        ttfm_us: Some(ttfm),
+        tbm_us: tbm,
+        detail,
+        slice_checked: check.compared,
+        slice_diff,
+    }
 }
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
@@ -215,6 +258,15 @@ pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
         Some(s) => return Err(Fail::Usage(format!("--separators compact|spaced, not {s}"))),
     };
     let csv = args.value("--csv")?;
+    let plot = args.value("--plot")?;
+    let no_slicer = args.flag("--no-slicer");
+    let check_slicer = args.flag("--check-slicer");
+    let threads: usize = args
+        .value("--threads")?
+        .map_or(Ok(1), |s| s.parse())
+        .ok()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| Fail::Usage("--threads needs a positive integer".into()))?;
     let limit_ms: u64 = args
         .value("--time-limit-ms")?
         .map_or(Ok(10_000), |s| s.parse())
@@ -236,21 +288,40 @@ pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
         return Err(Fail::Usage("llg bench needs MaskBench files or directories".into()));
     }
     let files = collect_files(&inputs)?;
-    let f = crate::factory(&tok)?;
-    let tty = std::io::stderr().is_terminal();
-    let mut results = Vec::new();
-    let start = Instant::now();
-    for (i, p) in files.iter().enumerate() {
-        results.push(run_schema(&f, p, spaced, Duration::from_millis(limit_ms)));
-        if tty && (i % 10 == 0 || i + 1 == files.len()) {
-            eprint!("\r[{}/{}] {:.0} s", i + 1, files.len(), start.elapsed().as_secs_f64());
-        } else if !tty && (i + 1) % 500 == 0 {
-            eprintln!("[{}/{}] {:.0} s", i + 1, files.len(), start.elapsed().as_secs_f64());
-        }
+    let f = crate::factory(&tok)?.with_slicer(!no_slicer);
+    if check_slicer && f.slices().is_none() {
+        return Err(Fail::Usage("--check-slicer needs the slicer (drop --no-slicer)".into()));
     }
+    let tty = std::io::stderr().is_terminal();
+    let start = Instant::now();
+    // Schemas are handed out one at a time to `threads` workers; results keep file order.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<SchemaResult>>> =
+        files.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|sc| {
+        for _ in 0..threads {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(p) = files.get(i) else { break };
+                let r = run_schema(&f, p, spaced, Duration::from_millis(limit_ms), check_slicer);
+                *slots[i].lock().expect("no panics") = Some(r);
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                if tty && (n % 10 == 0 || n == files.len()) {
+                    eprint!("\r[{n}/{}] {:.0} s", files.len(), start.elapsed().as_secs_f64());
+                } else if !tty && n % 500 == 0 {
+                    eprintln!("[{n}/{}] {:.0} s", files.len(), start.elapsed().as_secs_f64());
+                }
+            });
+        }
+    });
     if tty {
         eprintln!();
     }
+    let results: Vec<SchemaResult> = slots
+        .into_iter()
+        .map(|s| s.into_inner().expect("no panics").expect("every file ran"))
+        .collect();
     if let Some(path) = csv {
         let mut w = std::fs::File::create(&path)
             .map_err(|e| Fail::Usage(format!("cannot write {path}: {e}")))?;
@@ -300,8 +371,37 @@ pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
         pct(&tbm, 0.999),
         pct(&tbm, 1.0)
     );
+    let slice_checked: u64 = results.iter().map(|r| r.slice_checked).sum();
+    let slice_diffs: Vec<&String> = results.iter().filter_map(|r| r.slice_diff.as_ref()).collect();
+    if check_slicer {
+        println!(
+            "slicer check: {slice_checked} masks compared sliced vs unsliced, {} schemas differ",
+            slice_diffs.len()
+        );
+        for d in slice_diffs.iter().take(20) {
+            println!("  {d}");
+        }
+    }
+    if let Some(path) = &plot {
+        let title = format!(
+            "llg bench: {} schemas, {} masks ({}, slicer {})",
+            results.len(),
+            tbm.len(),
+            f.tokenizer().vocab().name(),
+            if no_slicer { "off" } else { "on" }
+        );
+        let svg = crate::plot::cdf_svg(
+            &title,
+            &[crate::plot::Series { name: "ours", tbm_us: &tbm, ttfm_us: &ttfm }],
+        );
+        std::fs::write(path, svg).map_err(|e| Fail::Usage(format!("cannot write {path}: {e}")))?;
+        eprintln!("plot written to {path}");
+    }
     if json {
         let j = serde_json::json!({
+            "slicer": !no_slicer, "threads": threads,
+            "slice_checked": check_slicer.then_some(slice_checked),
+            "slice_diffs": check_slicer.then_some(slice_diffs.len()),
             "schemas": results.len(), "compiled": ttfm.len(), "compile_errors": count(Outcome::CompileError),
             "validation_errors": count(Outcome::ValidationError), "invalidation_errors": count(Outcome::InvalidationError),
             "timeouts": count(Outcome::Timeout), "masks": tbm.len(),
@@ -309,6 +409,9 @@ pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
             "tbm_us": {"mean": mean, "p50": pct(&tbm, 0.5), "p90": pct(&tbm, 0.9), "p99": pct(&tbm, 0.99), "p999": pct(&tbm, 0.999), "max": pct(&tbm, 1.0)},
         });
         println!("{j}");
+    }
+    if !slice_diffs.is_empty() {
+        return Ok(std::process::ExitCode::from(1));
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

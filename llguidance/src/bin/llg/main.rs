@@ -2,6 +2,7 @@
 //! contract of `check` and `masks`.
 
 mod bench;
+mod plot;
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -23,10 +24,14 @@ USAGE:
       For each token id of the JSON array in FILE, print the mask before consuming it as
       {\"step\":i,\"allowed\":N,\"hash\":\"<fnv1a64>\",\"token\":t,\"ok\":bool}; then {\"accepting\":bool}.
 
-  llg bench [--tokenizer TOK] [--json] [--csv FILE] [--separators compact|spaced]
-            [--time-limit-ms N] FILES_OR_DIRS...
+  llg bench [--tokenizer TOK] [--json] [--csv FILE] [--plot FILE.svg]
+            [--separators compact|spaced] [--time-limit-ms N] [--threads N]
+            [--no-slicer] [--check-slicer] FILES_OR_DIRS...
       MaskBench replay: compile time per schema (TTFM), mask+consume time per token (TBM)
       over each valid instance, rejection of each invalid one; a summary (--json: last line).
+      --plot: TBM and TTFM distributions (CDF, log scale) as SVG. --threads: schemas in
+      parallel (default 1). --no-slicer: unsliced masks. --check-slicer: also compare every
+      mask of every valid instance with the unsliced one (untimed); exit 1 on a difference.
 
 TOK: bytes (256 byte tokens + EOS 256), o200k, cl100k, or a path to tokenizer.json / *.tiktoken.
 Formats: .lark, .json (JSON Schema), .regex, .gbnf, .ir.json (IR), or --format.
