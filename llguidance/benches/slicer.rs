@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use llguidance::{GrammarSource, Matcher, ParserFactory};
+use llguidance::{GrammarSource, Matcher, ParserFactory, SliceSpec};
 
 fn time_masks(m: &Matcher, runs: usize) -> (f64, f64, usize) {
     let mut v = Vec::new();
@@ -132,6 +132,53 @@ fn main() {
         println!(
             "{what:<32} allowed {na:>6}: unsliced p50 {p50a:>8.1} µs p99 {p99a:>8.1} | sliced p50 {p50b:>7.1} µs p99 {p99b:>7.1} | speed-up {:.1}×",
             p50a / p50b
+        );
+    }
+
+    // The general set (word runs + the JSON runs) vs the JSON set on a code grammar.
+    let t2 = Instant::now();
+    let general = plain.with_slice_specs(&SliceSpec::general()).expect("slices");
+    let gs = general.slices().expect("slices");
+    println!(
+        "general set: built in {:.1} ms, {} KiB; tokens per slice: {:?}",
+        t2.elapsed().as_secs_f64() * 1e3,
+        gs.num_bytes() / 1024,
+        gs.slices().iter().map(|s| s.mask().count()).collect::<Vec<_>>()
+    );
+    let code = GrammarSource::Lark(
+        r#"start: stmt+
+stmt: NAME "=" expr ";" | COMMENT
+expr: NAME | STRING | NUMBER | expr "+" expr
+NAME: /[A-Za-z_][A-Za-z0-9_]*/
+STRING: /"[^"\\\n]*"/
+NUMBER: /[0-9]+/
+COMMENT: /#[^\n]*\n/
+%ignore /[ \t\n]+/"#
+            .into(),
+    );
+    for (what, prefix) in [
+        ("code: inside an identifier", "x = foo_ba"),
+        ("code: inside a comment", "# hello wor"),
+        ("code: inside a string", "x = \"hello wor"),
+    ] {
+        let mut res = Vec::new();
+        for f in [&plain, &sliced, &general] {
+            let mut m = f.create_matcher(&code).expect("compiles");
+            for t in f.tokenizer().tokenize(prefix).expect("tokenizes") {
+                m.consume_token(t).expect("prefix allowed");
+            }
+            m.compute_mask().expect("mask");
+            res.push(time_masks(&m, 100));
+        }
+        assert!(res.iter().all(|r| r.2 == res[0].2), "masks differ in size");
+        println!(
+            "{what:<28} allowed {:>6}: unsliced p50 {:>8.1} µs | JSON set {:>7.1} µs ({:.1}×) | general set {:>7.1} µs ({:.1}×)",
+            res[0].2,
+            res[0].0,
+            res[1].0,
+            res[0].0 / res[1].0,
+            res[2].0,
+            res[0].0 / res[2].0
         );
     }
 }

@@ -173,6 +173,23 @@ impl ParserFactory {
         }
     }
 
+    /// The same factory with these vocabulary slices (e.g. [`slicer::SliceSpec::general`]
+    /// for code and text grammars; the default is [`slicer::SliceSpec::json_default`]).
+    pub fn with_slice_specs(&self, specs: &[slicer::SliceSpec]) -> Result<ParserFactory, Error> {
+        let s = &self.shared;
+        let slices = slicer::Slices::new(s.tokenizer.vocab(), specs)
+            .map_err(|e| Error::new(ErrorKind::Tokenizer, format!("vocabulary slices: {e}")))?;
+        Ok(ParserFactory {
+            shared: Arc::new(Shared {
+                tokenizer: s.tokenizer.clone(),
+                trie: s.trie.clone(),
+                limits: s.limits.clone(),
+                engine: s.engine,
+                slices: Some(Arc::new(slices)),
+            }),
+        })
+    }
+
     /// The vocabulary slices, if slicing is on.
     pub fn slices(&self) -> Option<&slicer::Slices> {
         self.shared.slices.as_deref()

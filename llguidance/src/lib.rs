@@ -35,4 +35,5 @@ pub mod ffi;
 pub use error::{Error, ErrorKind};
 pub use factory::{GrammarSource, ParserFactory, TOKEN_DFA_BUDGET};
 pub use matcher::{Engine, Matcher, SliceStats, StopReason};
+pub use slicer::SliceSpec;
 pub use toktrie::{TokenId, TokenSet, Tokenizer};

@@ -2,7 +2,7 @@
 //! JSON strings of several bounds, free text, lazy lexemes, escapes), and the slicer is
 //! actually used inside strings.
 
-use llguidance::{GrammarSource, ParserFactory};
+use llguidance::{GrammarSource, ParserFactory, SliceSpec};
 
 fn grammars() -> Vec<GrammarSource> {
     let s = |x: &str| GrammarSource::JsonSchema(x.to_string());
@@ -21,6 +21,14 @@ body[lazy]: /.*/"#),
         l(r#"start: "x" STR (" " STR)*
 STR: /"(\\.|[^"\\])*"/"#),
         l(r#"start: /.*END/ "!""#),
+        l(r#"start: stmt+
+stmt: NAME "=" expr ";" | COMMENT
+expr: NAME | STRING | NUMBER | expr "+" expr
+NAME: /[A-Za-z_][A-Za-z0-9_]{0,40}/
+STRING: /"[^"\\\n]*"/
+NUMBER: /[0-9]+/
+COMMENT: /#[^\n]*\n/
+%ignore /[ \t\n]+/"#),
     ]
 }
 
@@ -33,6 +41,16 @@ fn lcg(seed: &mut u64) -> u64 {
 fn sliced_equals_unsliced() {
     let f = ParserFactory::from_tokenizer_name("o200k").unwrap();
     assert!(f.slices().is_some());
+    check(&f);
+}
+
+#[test]
+fn sliced_equals_unsliced_with_the_general_set() {
+    let f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    check(&f.with_slice_specs(&SliceSpec::general()).unwrap());
+}
+
+fn check(f: &ParserFactory) {
     let eos = f.tokenizer().vocab().eos_tokens().to_vec();
     let mut applied = 0;
     let mut compared = 0;

@@ -49,6 +49,8 @@ pub struct SliceSpec {
 
 /// The JSON string body class: any character but `"`, `\` and control characters.
 pub const JSON_STRING_CLASS: &str = r#"[^"\\\x00-\x1F\x7F]"#;
+/// Word characters: the class of [`SliceSpec::general`]'s first slice.
+pub const WORD_CLASS: &str = "[A-Za-z0-9_]";
 
 impl SliceSpec {
     /// The default set for JSON: string-body runs of 1–10, 11–30 and 31+ characters (a
@@ -58,6 +60,16 @@ impl SliceSpec {
             .into_iter()
             .map(|(min, max)| SliceSpec { class: JSON_STRING_CLASS.to_string(), min, max })
             .collect()
+    }
+
+    /// The general set for code and text grammars: word runs `[A-Za-z0-9_]+` first (all
+    /// allowed at once inside an identifier, a word or a comment), then the JSON string-body
+    /// runs (inside strings, comments and free text). A token goes to the first slice it
+    /// matches, so a JSON string uses the word slice and the three others together.
+    pub fn general() -> Vec<SliceSpec> {
+        let mut v = vec![SliceSpec { class: WORD_CLASS.to_string(), min: 1, max: None }];
+        v.extend(SliceSpec::json_default());
+        v
     }
 
     fn regex(&self, min: u32, max: Option<u32>) -> String {
