@@ -37,15 +37,24 @@ pub enum Terminal {
 pub struct SymbolProps {
     /// Name under which the text this symbol derives is captured.
     pub capture: Option<String>,
-    /// At most this many tokens inside this symbol (enforced by the matcher).
+    /// At most this many tokens inside this symbol: recorded for the caller (advisory, like
+    /// `temperature`); the parser does not enforce it.
     pub max_tokens: Option<usize>,
     /// Sampling temperature while inside this symbol (advisory).
     pub temperature: Option<f32>,
+    /// The literal stop string that ends this symbol's text (Lark `[stop="..."]`): not part
+    /// of the capture, captured under `stop_capture` when that is set.
+    pub stop: Option<Vec<u8>>,
+    /// Name under which the stop string is captured (Lark `[stop_capture="x"]`).
+    pub stop_capture: Option<String>,
 }
 
 impl SymbolProps {
     fn is_plain(&self) -> bool {
-        self.capture.is_none() && self.max_tokens.is_none() && self.temperature.is_none()
+        self.capture.is_none()
+            && self.max_tokens.is_none()
+            && self.temperature.is_none()
+            && self.stop_capture.is_none()
     }
 }
 

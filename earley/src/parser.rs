@@ -520,12 +520,22 @@ impl<L: Lexer> Parser<L> {
         let mut out = Vec::new();
         for &(r, end) in &self.entered {
             for (lhs, origin) in self.chart.completed(&self.cfg, r) {
-                if let Some(name) = &self.cfg.symbol(lhs).props.capture {
-                    if let Some(&start) = pos.get(&origin) {
-                        if start <= end && end <= self.bytes.len() {
-                            out.push((name.clone(), self.bytes[start..end].to_vec()));
-                        }
-                    }
+                let props = &self.cfg.symbol(lhs).props;
+                if props.capture.is_none() && props.stop_capture.is_none() {
+                    continue;
+                }
+                let Some(&start) = pos.get(&origin) else { continue };
+                if start > end || end > self.bytes.len() {
+                    continue;
+                }
+                let text = &self.bytes[start..end];
+                // A literal stop string ends the text but is not part of it.
+                let stop = props.stop.as_deref().filter(|s| text.ends_with(s)).unwrap_or(&[]);
+                if let Some(name) = &props.capture {
+                    out.push((name.clone(), text[..text.len() - stop.len()].to_vec()));
+                }
+                if let Some(name) = &props.stop_capture {
+                    out.push((name.clone(), stop.to_vec()));
                 }
             }
         }

@@ -211,8 +211,18 @@ impl Lowering<'_> {
         lhs: SymIdx,
     ) -> Result<(), Error> {
         let a = &r.attrs;
-        if a.stop_capture.is_some() {
-            return Err(Error::new(ErrorKind::Unsupported, "stop_capture is not supported yet"));
+        let stop_literal = match &a.stop {
+            Some(RegexSpec::Literal(s)) => Some(s.as_bytes().to_vec()),
+            _ => None,
+        };
+        if a.stop_capture.is_some() && stop_literal.is_none() {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "rule {}: stop_capture needs a literal stop string (stop=\"...\"), not a regex",
+                    r.name
+                ),
+            ));
         }
         if a.is_lexeme() {
             let body = self.to_regex(g, &r.body, 0)?;
@@ -234,13 +244,19 @@ impl Lowering<'_> {
                 self.b.rule(lhs, alt);
             }
         }
-        if a.capture.is_some() || a.max_tokens.is_some() || a.temperature.is_some() {
+        if a.capture.is_some()
+            || a.max_tokens.is_some()
+            || a.temperature.is_some()
+            || a.stop_capture.is_some()
+        {
             self.b.set_props(
                 lhs,
                 SymbolProps {
                     capture: a.capture.clone(),
                     max_tokens: a.max_tokens,
                     temperature: a.temperature,
+                    stop: stop_literal,
+                    stop_capture: a.stop_capture.clone(),
                 },
             );
         }

@@ -119,7 +119,8 @@ pub struct RuleAttrs {
     /// Capture the stop string under this name.
     #[serde(default)]
     pub stop_capture: Option<String>,
-    /// At most this many tokens inside the rule.
+    /// At most this many tokens inside the rule: carried to the compiled grammar's symbol
+    /// (`earley::SymbolProps::max_tokens`) for the caller, not enforced by the parser yet.
     #[serde(default)]
     pub max_tokens: Option<usize>,
     /// Sampling temperature inside the rule.

@@ -460,3 +460,20 @@ fn validate_eos_after_stop_changes_nothing() {
     assert_eq!(m.tokens(), &[TokenId(97), TokenId(98), TokenId(256)]);
     assert!(m.is_stopped());
 }
+
+#[test]
+fn captures_exclude_a_literal_stop_and_stop_capture_holds_it() {
+    let f = ParserFactory::from_tokenizer_name("bytes").unwrap();
+    let g = GrammarSource::Lark(
+        "start: \"Q: \" ans \".\"\nans[capture=\"a\", stop=\"<END>\", stop_capture=\"s\"]: /[a-z ]*/\n"
+            .into(),
+    );
+    let mut m = f.create_matcher(&g).unwrap();
+    for b in b"Q: yes sir<END>." {
+        m.consume_token(TokenId(*b as u32)).unwrap();
+    }
+    assert!(m.is_accepting().unwrap());
+    let caps = m.captures();
+    assert!(caps.contains(&("a".to_string(), b"yes sir".to_vec())), "{caps:?}");
+    assert!(caps.contains(&("s".to_string(), b"<END>".to_vec())), "{caps:?}");
+}
