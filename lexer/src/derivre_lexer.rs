@@ -9,7 +9,9 @@ use hashbrown::HashMap;
 
 use crate::classes::ByteClasses;
 use crate::lexer::EMPTY;
-use crate::prefixes::{walk_class_repeat, ClassRepeat, Walk, WALK_FUEL, WALK_NEW_STATES};
+use crate::prefixes::{
+    live_depth, CharClass, ClassRepeat, LiveDepth, MIN_WALK_DEPTH, WALK_FUEL, WALK_NEW_STATES,
+};
 use crate::spec::fold;
 use crate::{
     Containment, Error, ErrorKind, LexemeIdx, LexemeSet, Lexer, LexerLimits, LexerSpec, RegexSpec,
@@ -49,7 +51,14 @@ pub struct DerivreLexer {
     start_cache: HashMap<LexemeSet, StateId>,
     prefix_queries: HashMap<RegexSpec, Option<ExprRef>>,
     /// Queries of the form `C{m,n}`, answered by walking the DFA.
-    class_repeats: HashMap<RegexSpec, Option<ClassRepeat>>,
+    /// (index in `walk_classes`, bound) of each query seen; `None` for other shapes.
+    class_repeats: HashMap<RegexSpec, Option<(u32, Option<u32>)>>,
+    /// Character classes of the queries, reduced to one byte per byte class.
+    walk_classes: Vec<CharClass>,
+    /// The deepest finite bound among the queries: how deep a walk needs to go.
+    walk_limit: u32,
+    /// Live depth of each (state, class) walked, with the depth limit of that walk.
+    live_depths: HashMap<(StateId, u32), (LiveDepth, u32)>,
     exprs: ExprSet,
     deriv: DerivCache,
     relevance: RelevanceCache,
@@ -109,6 +118,9 @@ impl DerivreLexer {
             start_cache: HashMap::new(),
             prefix_queries: HashMap::new(),
             class_repeats: HashMap::new(),
+            walk_classes: Vec::new(),
+            walk_limit: 0,
+            live_depths: HashMap::new(),
             exprs: builder.into_exprset(),
             deriv: DerivCache::new(),
             relevance: RelevanceCache::new(),
@@ -466,19 +478,53 @@ impl Lexer for DerivreLexer {
         // `C{m,n}` by walking the DFA (cheap when warm, and decisive both ways; out of budget
         // it is "unknown": walking the slice's trie then costs less than the symbolic check,
         // ~5 ms on a bounded repeat); the symbolic check for other shapes.
-        let walk = match self.class_repeats.get(query) {
-            Some(q) => q.clone(),
+        let q = match self.class_repeats.get(query) {
+            Some(&q) => q,
             None => {
-                let q = ClassRepeat::parse(query);
-                self.class_repeats.insert(query.clone(), q.clone());
+                let q = ClassRepeat::parse(query).map(|q| {
+                    let c = q.class.reduced(&self.class_of);
+                    let i = match self.walk_classes.iter().position(|x| *x == c) {
+                        Some(i) => i,
+                        None => {
+                            self.walk_classes.push(c);
+                            self.walk_classes.len() - 1
+                        }
+                    };
+                    if let Some(m) = q.max {
+                        self.walk_limit = self.walk_limit.max(m);
+                    }
+                    (i as u32, q.max)
+                });
+                self.class_repeats.insert(query.clone(), q);
                 q
             }
         };
-        if let Some(q) = walk {
-            match walk_class_repeat(self, state, &q, WALK_FUEL, WALK_NEW_STATES) {
-                Walk::Contained => return Containment::Contained,
-                Walk::NotContained | Walk::Undecided => return Containment::Unknown,
-            }
+        if let Some((ci, max)) = q {
+            // One walk per (state, class) answers every query on that class; it goes one
+            // character deeper than the deepest finite query, so an unbounded query is
+            // contained only through a repeated state set.
+            // A walk that stopped at an earlier, shallower limit is done again.
+            let limit_now = self.walk_limit.max(MIN_WALK_DEPTH).saturating_add(1);
+            let d = match self.live_depths.get(&(state, ci)) {
+                Some(&(d, used))
+                    if d.unbounded
+                        || d.depth < used
+                        || used >= limit_now
+                        || max.is_some_and(|m| m <= d.depth) =>
+                {
+                    d
+                }
+                _ => {
+                    let classes = std::mem::take(&mut self.walk_classes);
+                    let limit = Some(limit_now);
+                    let class = &classes[ci as usize];
+                    let d = live_depth(self, state, class, limit, WALK_FUEL, WALK_NEW_STATES);
+                    self.walk_classes = classes;
+                    self.live_depths.insert((state, ci), (d, limit_now));
+                    d
+                }
+            };
+            return d.contains(max);
         }
         let Some(small) = self.prefix_query_expr(query) else {
             return Containment::Unknown;

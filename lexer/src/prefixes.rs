@@ -2,29 +2,74 @@
 //! of `C{m,n}` (a character class `C` repeated), read from a state, a prefix of a lexeme
 //! (no DEAD state on the way)?
 //!
-//! The walk keeps the set of lexer states reachable after `k` characters of `C`, for `k` up
-//! to `n`; every character is a UTF-8 byte sequence, walked byte range by byte range with
-//! the sets deduplicated after each byte, so a lexeme like `[^"]{0,50}"` keeps one state per
-//! depth (hash-consed derivatives) and a bounded string costs `n` short layers of table
-//! lookups, whatever the repeat bound. For an unbounded `C{m,}` the sets repeat (a finite
-//! DFA), and a repeated set proves every longer string too. Work is bounded by fuel
-//! (advances); running out is [`Containment::Unknown`], never a wrong "contained".
+//! The walk keeps the set of lexer states reachable after `k` characters of `C`; every
+//! character is a UTF-8 byte sequence, walked position by position with the sets
+//! deduplicated after each byte, so a lexeme like `[^"]{0,50}"` keeps one state per depth
+//! (hash-consed derivatives). It goes on until some string dies (the *live depth* is then
+//! the longest length whose strings all live), or until a set repeats (a finite DFA: every
+//! longer string lives too), or until its budget runs out (the depth reached so far is
+//! known live). One walk answers every query on the same class: `C{m,n}` is contained iff
+//! `n` is at most the live depth. Work is bounded by fuel (advances) and by the number of
+//! new lexer states; running out is never a wrong "contained".
 
 use regex_syntax::hir::{Class, HirKind};
 use regex_syntax::utf8::Utf8Sequences;
 
 use crate::{Containment, Lexer, RegexSpec, StateId};
 
-/// A query of the form `C{min,max}` as UTF-8 byte-range sequences.
+/// Advances one walk may make (table lookups when warm).
+pub const WALK_FUEL: u64 = 200_000;
+/// The least depth limit of a walk (deeper when a query needs it).
+pub const MIN_WALK_DEPTH: u32 = 32;
+/// New lexer states one walk may create (so a walk cannot use up the lexer's state or fuel
+/// limits, which would make a sliced mask differ from an unsliced one).
+pub const WALK_NEW_STATES: usize = 1024;
+
+/// A character class as UTF-8 sequences: each character is one sequence of positions, each
+/// position a list of bytes to try.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CharClass {
+    seqs: Vec<Vec<Vec<u8>>>,
+}
+
+impl CharClass {
+    /// The same class with, at each position, one byte per byte class of `class_of` (bytes
+    /// of one class lead every lexer state to the same state).
+    pub fn reduced(&self, class_of: &[u8; 256]) -> CharClass {
+        let seqs = self
+            .seqs
+            .iter()
+            .map(|seq| {
+                seq.iter()
+                    .map(|bytes| {
+                        let mut seen = [false; 256];
+                        bytes
+                            .iter()
+                            .copied()
+                            .filter(|&b| {
+                                !std::mem::replace(&mut seen[class_of[b as usize] as usize], true)
+                            })
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        CharClass { seqs }
+    }
+}
+
+/// A query of the form `C{min,max}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClassRepeat {
-    /// Each character of `C` is one of these sequences of inclusive byte ranges.
-    seqs: Vec<Vec<(u8, u8)>>,
-    max: Option<u32>,
+    /// `C`.
+    pub class: CharClass,
+    /// `None`: unbounded.
+    pub max: Option<u32>,
 }
 
 impl ClassRepeat {
-    /// Recognizes `C{m,n}` / `C{m,}` / `C+` / `C*` in a query; `None` for any other shape.
+    /// Recognizes `C{m,n}` / `C{m,}` / `C+` / `C*` / `C` in a query; `None` for any other
+    /// shape.
     pub fn parse(query: &RegexSpec) -> Option<ClassRepeat> {
         let RegexSpec::Regex(rx) = query else { return None };
         let hir = regex_syntax::ParserBuilder::new().build().parse(rx).ok()?;
@@ -34,101 +79,105 @@ impl ClassRepeat {
             k @ HirKind::Class(_) => (k, Some(1)),
             _ => return None,
         };
-        let seqs: Vec<Vec<(u8, u8)>> = match class {
+        let range = |lo: u8, hi: u8| (lo..=hi).collect::<Vec<u8>>();
+        let seqs: Vec<Vec<Vec<u8>>> = match class {
             HirKind::Class(Class::Unicode(c)) => c
                 .ranges()
                 .iter()
                 .flat_map(|r| Utf8Sequences::new(r.start(), r.end()))
-                .map(|s| s.as_slice().iter().map(|b| (b.start, b.end)).collect())
+                .map(|s| s.as_slice().iter().map(|b| range(b.start, b.end)).collect())
                 .collect(),
             HirKind::Class(Class::Bytes(c)) => {
-                c.ranges().iter().map(|r| vec![(r.start(), r.end())]).collect()
+                c.ranges().iter().map(|r| vec![range(r.start(), r.end())]).collect()
             }
             _ => return None,
         };
-        Some(ClassRepeat { seqs, max })
+        Some(ClassRepeat { class: CharClass { seqs }, max })
     }
 }
 
-/// Advances one walk may make (table lookups when warm).
-pub const WALK_FUEL: u64 = 200_000;
-/// New lexer states one walk may create (so a walk cannot use up the lexer's state or fuel
-/// limits, which would make a sliced mask differ from an unsliced one).
-pub const WALK_NEW_STATES: usize = 1024;
-
-/// The outcome of [`walk_class_repeat`].
+/// How many characters of a class can surely be read from a state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Walk {
-    /// Every string of the query leads to a live state.
-    Contained,
-    /// Some string leads to DEAD (or to a lexer error).
-    NotContained,
-    /// Out of fuel or of new states: undecided.
-    Undecided,
+pub struct LiveDepth {
+    /// Every string of at most this many characters leads to a live state.
+    pub depth: u32,
+    /// Every string, of any length, does (the walk found a repeated state set).
+    pub unbounded: bool,
 }
 
-/// [`walk_class_repeat`] with the default budgets, as a [`Containment`].
+impl LiveDepth {
+    /// The answer for a query `C{m,max}`.
+    pub fn contains(self, max: Option<u32>) -> Containment {
+        let yes = self.unbounded || max.is_some_and(|m| m <= self.depth);
+        if yes {
+            Containment::Contained
+        } else {
+            Containment::Unknown
+        }
+    }
+}
+
+/// [`live_depth`] with the default budgets, as the answer for `q`.
 pub fn check_class_repeat<L: Lexer + ?Sized>(
     lexer: &mut L,
     state: StateId,
     q: &ClassRepeat,
 ) -> Containment {
-    match walk_class_repeat(lexer, state, q, WALK_FUEL, WALK_NEW_STATES) {
-        Walk::Contained => Containment::Contained,
-        _ => Containment::Unknown,
-    }
+    live_depth(lexer, state, &q.class, q.max, WALK_FUEL, WALK_NEW_STATES).contains(q.max)
 }
 
-/// Walks `q` from `state`; see the module docs. `fuel` bounds the number of advances,
-/// `new_states` the number of lexer states the walk may create.
-pub fn walk_class_repeat<L: Lexer + ?Sized>(
+/// Walks `class` from `state` (see the module docs), at most `limit` characters deep when
+/// given. `fuel` bounds the number of advances, `new_states` the lexer states the walk may
+/// create.
+pub fn live_depth<L: Lexer + ?Sized>(
     lexer: &mut L,
     state: StateId,
-    q: &ClassRepeat,
+    class: &CharClass,
+    limit: Option<u32>,
     mut fuel: u64,
     new_states: usize,
-) -> Walk {
+) -> LiveDepth {
+    let mut out = LiveDepth { depth: 0, unbounded: false };
     if state == StateId::DEAD {
-        return Walk::NotContained;
+        return out;
     }
     let states_cap = lexer.num_states().saturating_add(new_states);
     let mut cur = vec![state];
-    let mut seen: Vec<Vec<StateId>> = Vec::new();
-    let mut depth = 0u32;
+    let mut seen: hashbrown::HashSet<Vec<StateId>> = hashbrown::HashSet::new();
     let (mut layer, mut next_layer, mut next) = (Vec::new(), Vec::new(), Vec::new());
     loop {
-        if q.max.is_some_and(|m| depth >= m) {
-            return Walk::Contained;
+        // The sets follow a deterministic function of the previous set: a repeat means
+        // every later depth was seen already.
+        if !seen.insert(cur.clone()) {
+            out.unbounded = true;
+            return out;
         }
-        if q.max.is_none() {
-            // The sets follow a deterministic function of the previous set: a repeat means
-            // every later depth was seen already.
-            if seen.contains(&cur) {
-                return Walk::Contained;
-            }
-            seen.push(cur.clone());
+        if limit.is_some_and(|m| out.depth >= m) {
+            return out;
         }
         next.clear();
         for &s in &cur {
-            for seq in &q.seqs {
+            for seq in &class.seqs {
                 layer.clear();
                 layer.push(s);
-                for &(lo, hi) in seq {
+                for bytes in seq {
                     next_layer.clear();
                     for &t in &layer {
-                        for b in lo..=hi {
+                        for &b in bytes {
                             if fuel == 0 || lexer.num_states() > states_cap {
-                                return Walk::Undecided;
+                                return out;
                             }
                             fuel -= 1;
                             match lexer.advance(t, b) {
                                 Ok(u) if u != StateId::DEAD => next_layer.push(u),
-                                _ => return Walk::NotContained,
+                                _ => return out,
                             }
                         }
                     }
-                    next_layer.sort_unstable();
-                    next_layer.dedup();
+                    if next_layer.len() > 1 {
+                        next_layer.sort_unstable();
+                        next_layer.dedup();
+                    }
                     std::mem::swap(&mut layer, &mut next_layer);
                 }
                 next.extend_from_slice(&layer);
@@ -137,6 +186,6 @@ pub fn walk_class_repeat<L: Lexer + ?Sized>(
         next.sort_unstable();
         next.dedup();
         std::mem::swap(&mut cur, &mut next);
-        depth += 1;
+        out.depth += 1;
     }
 }
