@@ -336,11 +336,22 @@ impl P<'_> {
     }
 
     fn postfix(&mut self, mut g: G) -> Result<G, Error> {
+        let mut count = 0;
         loop {
+            if count > crate::postfix::MAX_POSTFIX {
+                return Err(self.err(
+                    ErrorKind::Limit,
+                    &format!(
+                        "more than {} nested repeats on one item",
+                        crate::postfix::MAX_POSTFIX
+                    ),
+                    self.i,
+                ));
+            }
             match self.b.get(self.i) {
-                Some(b'*') => g = G::Repeat(Box::new(g), 0, None),
-                Some(b'+') => g = G::Repeat(Box::new(g), 1, None),
-                Some(b'?') => g = G::Repeat(Box::new(g), 0, Some(1)),
+                Some(b'*') => g = repeat(g, 0, None, &mut count),
+                Some(b'+') => g = repeat(g, 1, None, &mut count),
+                Some(b'?') => g = repeat(g, 0, Some(1), &mut count),
                 Some(b'{') => {
                     let at = self.i;
                     let end = self.src[at..]
@@ -370,7 +381,7 @@ impl P<'_> {
                             at,
                         ));
                     }
-                    g = G::Repeat(Box::new(g), min, max);
+                    g = repeat(g, min, max, &mut count);
                     self.i = end;
                 }
                 _ => return Ok(g),
@@ -717,4 +728,18 @@ fn bytes_in(
         G::Repeat(x, ..) => out = bytes_in(x, rules, names, depth + 1),
     }
     out
+}
+
+/// `g{min,max}`, merged into `g` when both are `?`, `*` or `+` ([`crate::postfix`]).
+fn repeat(g: G, min: u32, max: Option<u32>, nested: &mut usize) -> G {
+    match g {
+        G::Repeat(x, a, b) => match crate::postfix::merge((a, b), (min, max)) {
+            Some((lo, hi)) => G::Repeat(x, lo, hi),
+            None => {
+                *nested += 1;
+                G::Repeat(Box::new(G::Repeat(x, a, b)), min, max)
+            }
+        },
+        g => G::Repeat(Box::new(g), min, max),
+    }
 }

@@ -10,7 +10,7 @@ use hashbrown::HashMap;
 use crate::classes::ByteClasses;
 use crate::lexer::EMPTY;
 use crate::prefixes::{
-    live_depth, CharClass, ClassRepeat, LiveDepth, MIN_WALK_DEPTH, WALK_FUEL, WALK_NEW_STATES,
+    live_depth, walk_new_states, CharClass, ClassRepeat, LiveDepth, UNBOUNDED_WALK_DEPTH, WALK_FUEL,
 };
 use crate::spec::fold;
 use crate::{
@@ -55,8 +55,6 @@ pub struct DerivreLexer {
     class_repeats: HashMap<RegexSpec, Option<(u32, Option<u32>)>>,
     /// Character classes of the queries, reduced to one byte per byte class.
     walk_classes: Vec<CharClass>,
-    /// The deepest finite bound among the queries: how deep a walk needs to go.
-    walk_limit: u32,
     /// Live depth of each (state, class) walked, with the depth limit of that walk.
     live_depths: HashMap<(StateId, u32), (LiveDepth, u32)>,
     exprs: ExprSet,
@@ -119,7 +117,6 @@ impl DerivreLexer {
             prefix_queries: HashMap::new(),
             class_repeats: HashMap::new(),
             walk_classes: Vec::new(),
-            walk_limit: 0,
             live_depths: HashMap::new(),
             exprs: builder.into_exprset(),
             deriv: DerivCache::new(),
@@ -490,9 +487,6 @@ impl Lexer for DerivreLexer {
                             self.walk_classes.len() - 1
                         }
                     };
-                    if let Some(m) = q.max {
-                        self.walk_limit = self.walk_limit.max(m);
-                    }
                     (i as u32, q.max)
                 });
                 self.class_repeats.insert(query.clone(), q);
@@ -500,11 +494,10 @@ impl Lexer for DerivreLexer {
             }
         };
         if let Some((ci, max)) = q {
-            // One walk per (state, class) answers every query on that class; it goes one
-            // character deeper than the deepest finite query, so an unbounded query is
-            // contained only through a repeated state set.
-            // A walk that stopped at an earlier, shallower limit is done again.
-            let limit_now = self.walk_limit.max(MIN_WALK_DEPTH).saturating_add(1);
+            // One walk per (state, class) answers every query on that class up to the depth
+            // it reached; a deeper query walks again (warm by then). An unbounded query is
+            // contained only through a repeated state set within UNBOUNDED_WALK_DEPTH.
+            let limit_now = max.unwrap_or(UNBOUNDED_WALK_DEPTH);
             let d = match self.live_depths.get(&(state, ci)) {
                 Some(&(d, used))
                     if d.unbounded
@@ -518,7 +511,8 @@ impl Lexer for DerivreLexer {
                     let classes = std::mem::take(&mut self.walk_classes);
                     let limit = Some(limit_now);
                     let class = &classes[ci as usize];
-                    let d = live_depth(self, state, class, limit, WALK_FUEL, WALK_NEW_STATES);
+                    let budget = walk_new_states(limit_now);
+                    let d = live_depth(self, state, class, limit, WALK_FUEL, budget);
                     self.walk_classes = classes;
                     self.live_depths.insert((state, ci), (d, limit_now));
                     d

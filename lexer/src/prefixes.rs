@@ -19,11 +19,19 @@ use crate::{Containment, Lexer, RegexSpec, StateId};
 
 /// Advances one walk may make (table lookups when warm).
 pub const WALK_FUEL: u64 = 200_000;
-/// The least depth limit of a walk (deeper when a query needs it).
-pub const MIN_WALK_DEPTH: u32 = 32;
-/// New lexer states one walk may create (so a walk cannot use up the lexer's state or fuel
-/// limits, which would make a sliced mask differ from an unsliced one).
-pub const WALK_NEW_STATES: usize = 1024;
+/// How deep a walk for an unbounded query `C{m,}` goes looking for a repeated state set.
+pub const UNBOUNDED_WALK_DEPTH: u32 = 16;
+/// New lexer states a walk `depth` characters deep may create: enough for a bounded string
+/// (one state per character plus a few for partial UTF-8 sequences) and little more, so a
+/// walk cannot use up the lexer's state or fuel limits (which would make a sliced mask
+/// differ from an unsliced one) nor spend more on cold transitions than the trie walk it
+/// would save.
+pub fn walk_new_states(depth: u32) -> usize {
+    (16 * depth as usize + 64).min(1024)
+}
+/// The most lexer states after one depth: more means the lexeme tells characters apart
+/// (keys minus known names, say) and the walk would build states the trie never visits.
+pub const WALK_MAX_SET: usize = 64;
 
 /// A character class as UTF-8 sequences: each character is one sequence of positions, each
 /// position a list of bytes to try.
@@ -123,7 +131,9 @@ pub fn check_class_repeat<L: Lexer + ?Sized>(
     state: StateId,
     q: &ClassRepeat,
 ) -> Containment {
-    live_depth(lexer, state, &q.class, q.max, WALK_FUEL, WALK_NEW_STATES).contains(q.max)
+    let depth = q.max.unwrap_or(UNBOUNDED_WALK_DEPTH);
+    live_depth(lexer, state, &q.class, Some(depth), WALK_FUEL, walk_new_states(depth))
+        .contains(q.max)
 }
 
 /// Walks `class` from `state` (see the module docs), at most `limit` characters deep when
@@ -185,6 +195,9 @@ pub fn live_depth<L: Lexer + ?Sized>(
         }
         next.sort_unstable();
         next.dedup();
+        if next.len() > WALK_MAX_SET {
+            return out;
+        }
         std::mem::swap(&mut cur, &mut next);
         out.depth += 1;
     }

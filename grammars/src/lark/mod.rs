@@ -82,6 +82,20 @@ impl Group {
     }
 }
 
+/// `e{min,max}`, merged into `e` when both are `?`, `*` or `+` ([`crate::postfix`]).
+fn repeat(e: LExpr, min: u32, max: Option<u32>, nested: &mut usize) -> LExpr {
+    match e {
+        LExpr::Repeat(x, a, b) => match crate::postfix::merge((a, b), (min, max)) {
+            Some((lo, hi)) => LExpr::Repeat(x, lo, hi),
+            None => {
+                *nested += 1;
+                LExpr::Repeat(Box::new(LExpr::Repeat(x, a, b)), min, max)
+            }
+        },
+        e => LExpr::Repeat(Box::new(e), min, max),
+    }
+}
+
 fn seq_of(mut items: Vec<LExpr>) -> LExpr {
     match items.len() {
         0 => LExpr::Empty,
@@ -452,25 +466,37 @@ impl P<'_> {
     /// Applies the postfix operators after an atom and the pending `~`s before it, and adds
     /// the result to the group's current expansion.
     fn push_unary(&mut self, g: &mut Group, mut e: LExpr) -> Result<(), Error> {
+        let mut count = 0;
         loop {
-            match self.peek().map(|t| t.tok.clone()) {
+            let tok = self.peek().map(|t| t.tok.clone());
+            if count > crate::postfix::MAX_POSTFIX {
+                return Err(self.err(
+                    ErrorKind::Limit,
+                    &format!(
+                        "more than {} nested repeats on one item",
+                        crate::postfix::MAX_POSTFIX
+                    ),
+                    self.here(),
+                ));
+            }
+            match tok {
                 Some(Tok::Punct("?")) => {
                     self.pos += 1;
-                    e = LExpr::Repeat(Box::new(e), 0, Some(1));
+                    e = repeat(e, 0, Some(1), &mut count);
                 }
                 Some(Tok::Punct("*")) => {
                     self.pos += 1;
-                    e = LExpr::Repeat(Box::new(e), 0, None);
+                    e = repeat(e, 0, None, &mut count);
                 }
                 Some(Tok::Punct("+")) => {
                     self.pos += 1;
-                    e = LExpr::Repeat(Box::new(e), 1, None);
+                    e = repeat(e, 1, None, &mut count);
                 }
                 Some(Tok::Punct("{")) => {
                     let at = self.here();
                     self.pos += 1;
                     let (min, max) = self.range(at)?;
-                    e = LExpr::Repeat(Box::new(e), min, max);
+                    e = repeat(e, min, max, &mut count);
                 }
                 Some(Tok::Punct("~")) => {
                     return Err(self.err(

@@ -39,6 +39,8 @@ struct SchemaResult {
     /// `--check-slicer`: masks compared sliced vs unsliced, and the first difference.
     slice_checked: u64,
     slice_diff: Option<String>,
+    /// The slowest mask of each valid instance: (µs, where and after what text).
+    slowest: Vec<(f64, String)>,
 }
 
 /// What one replay checks besides timing.
@@ -170,6 +172,7 @@ fn run_schema(
         detail,
         slice_checked: 0,
         slice_diff: None,
+        slowest: vec![],
     };
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -190,6 +193,7 @@ fn run_schema(
     let deadline = t0 + limit;
     let mut tbm = Vec::new();
     let mut check = SliceCheck::default();
+    let mut slowest = Vec::new();
     let mut outcome = Outcome::Pass;
     let mut detail = String::new();
     for (i, t) in tests.iter().enumerate() {
@@ -203,14 +207,23 @@ fn run_schema(
                 continue;
             }
         };
-        match replay(
+        let before = tbm.len();
+        let r = replay(
             &m0,
             &toks,
             f.tokenizer().vocab().eos_tokens(),
             valid.then_some(&mut tbm),
             deadline,
             (check_slicer && valid).then_some(&mut check),
-        ) {
+        );
+        if let Some((k, &us)) = tbm[before..].iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) {
+            let text = f.tokenizer().vocab().decode(&toks[..k]);
+            let text = String::from_utf8_lossy(&text);
+            let tail: String =
+                text.chars().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect();
+            slowest.push((us, format!("{file} test {i} token {k} after …{tail:?}")));
+        }
+        match r {
             Err(()) => {
                 outcome = Outcome::Timeout;
                 detail = format!("time limit of {} ms", limit.as_millis());
@@ -240,6 +253,7 @@ fn run_schema(
         detail,
         slice_checked: check.compared,
         slice_diff,
+        slowest,
     }
 }
 
@@ -261,6 +275,10 @@ pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
     let plot = args.value("--plot")?;
     let no_slicer = args.flag("--no-slicer");
     let check_slicer = args.flag("--check-slicer");
+    let slowest_n: Option<usize> = args
+        .value("--slowest")?
+        .map(|s| s.parse().map_err(|_| Fail::Usage("--slowest needs an integer".into())))
+        .transpose()?;
     let threads: usize = args
         .value("--threads")?
         .map_or(Ok(1), |s| s.parse())
@@ -380,6 +398,14 @@ pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
         );
         for d in slice_diffs.iter().take(20) {
             println!("  {d}");
+        }
+    }
+    if let Some(n) = slowest_n {
+        let mut all: Vec<&(f64, String)> = results.iter().flat_map(|r| &r.slowest).collect();
+        all.sort_by(|a, b| b.0.total_cmp(&a.0));
+        println!("slowest masks (the slowest of each instance, top {n}):");
+        for (us, what) in all.into_iter().take(n) {
+            println!("  {us:>10.1} µs  {what}");
         }
     }
     if let Some(path) = &plot {

@@ -26,12 +26,13 @@ USAGE:
 
   llg bench [--tokenizer TOK] [--json] [--csv FILE] [--plot FILE.svg]
             [--separators compact|spaced] [--time-limit-ms N] [--threads N]
-            [--no-slicer] [--check-slicer] FILES_OR_DIRS...
+            [--no-slicer] [--check-slicer] [--slowest N] FILES_OR_DIRS...
       MaskBench replay: compile time per schema (TTFM), mask+consume time per token (TBM)
       over each valid instance, rejection of each invalid one; a summary (--json: last line).
       --plot: TBM and TTFM distributions (CDF, log scale) as SVG. --threads: schemas in
       parallel (default 1). --no-slicer: unsliced masks. --check-slicer: also compare every
       mask of every valid instance with the unsliced one (untimed); exit 1 on a difference.
+      --slowest N: list the N slowest masks (file, instance, token, text before it).
 
 TOK: bytes (256 byte tokens + EOS 256), o200k, cl100k, or a path to tokenizer.json / *.tiktoken.
 Formats: .lark, .json (JSON Schema), .regex, .gbnf, .ir.json (IR), or --format.
