@@ -1,7 +1,7 @@
 //! [`Matcher`]: the per-sequence state an inference server drives.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use earley::{Parser, ParserOptions};
 use grammars::CompiledGrammar;
@@ -59,6 +59,29 @@ pub struct Matcher {
     tokens: Vec<TokenId>,
     max_tokens: Option<usize>,
     slicing: Slicing,
+    /// The Earley backend's lexer, shared by the matcher and all its clones.
+    lexer: Option<Arc<Mutex<SharedLexer>>>,
+}
+
+/// The lexer of an Earley matcher and its clones: a cache of one DFA, fixed by the grammar,
+/// whose states and transitions are built on demand. Sharing it means a clone (a new
+/// sequence of the same grammar) starts with every transition and slicer answer the others
+/// learned, as LLGuidance shares its lexer. Each matcher operation locks it once and swaps
+/// it into the parser (whose own lexer field holds an empty placeholder in between); the
+/// containment answers of the slicer, keyed by lexer state, are shared the same way.
+struct SharedLexer {
+    lexer: DerivreLexer,
+    contained: std::collections::HashMap<(u32, usize), bool>,
+}
+
+/// An empty lexer, the parser's placeholder while the shared one is not swapped in.
+fn placeholder() -> DerivreLexer {
+    static EMPTY: OnceLock<DerivreLexer> = OnceLock::new();
+    EMPTY
+        .get_or_init(|| {
+            DerivreLexer::new(&lexer::LexerSpec::default()).expect("an empty lexer spec builds")
+        })
+        .clone()
 }
 
 /// Slicer state of a matcher: on/off, lazy lexemes (slices never apply while one is live),
@@ -103,7 +126,10 @@ impl Matcher {
             allow_initial_skip: grammar.options.allow_initial_skip,
             ..Default::default()
         };
-        let parser = Parser::new(grammar.cfg.clone(), lexer, opts)?;
+        let mut parser = Parser::new(grammar.cfg.clone(), lexer, opts)?;
+        let mut lexer = placeholder();
+        std::mem::swap(parser.lexer_mut(), &mut lexer);
+        let lexer = SharedLexer { lexer, contained: Default::default() };
         let slicing = Slicing {
             on: shared.slices.is_some(),
             lazy: grammar.spec.lazy_lexemes(),
@@ -118,6 +144,7 @@ impl Matcher {
             tokens: Vec::new(),
             max_tokens: None,
             slicing,
+            lexer: Some(Arc::new(Mutex::new(lexer))),
         })
     }
 
@@ -131,6 +158,7 @@ impl Matcher {
             tokens: Vec::new(),
             max_tokens: None,
             slicing: Slicing::default(),
+            lexer: None,
         }
     }
 
@@ -151,7 +179,21 @@ impl Matcher {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
-        let r = match catch_unwind(AssertUnwindSafe(|| f(self))) {
+        // Swap the shared lexer (and slicer answers) in for the call and back after it,
+        // also after a panic (caught just below).
+        let shared = self.lexer.clone();
+        let mut guard = shared.as_ref().map(|s| s.lock().unwrap_or_else(|e| e.into_inner()));
+        let swap = |m: &mut Self, g: &mut Option<std::sync::MutexGuard<'_, SharedLexer>>| {
+            if let (Some(g), Backend::Earley(p)) = (g.as_deref_mut(), &mut m.backend) {
+                std::mem::swap(p.lexer_mut(), &mut g.lexer);
+                std::mem::swap(&mut m.slicing.cache, &mut g.contained);
+            }
+        };
+        swap(self, &mut guard);
+        let r = catch_unwind(AssertUnwindSafe(|| f(self)));
+        swap(self, &mut guard);
+        drop(guard);
+        let r = match r {
             Ok(r) => r,
             Err(p) => {
                 let msg = crate::error::panic_message(&*p);
