@@ -15,11 +15,15 @@ use crate::prefixes::{
 use crate::spec::fold;
 use crate::{
     Containment, Error, ErrorKind, LexemeIdx, LexemeSet, Lexer, LexerLimits, LexerSpec, RegexSpec,
-    StateFlags, StateId,
+    StateFlags, StateId, Step,
 };
 
 /// Table entry of a transition not computed yet.
 const MISSING: StateId = StateId(u32::MAX);
+/// Bit of a table entry: the target state must end its lexeme (lazy accepting, or no
+/// extension), so [`Lexer::step`] answers from the entry alone, without loading the
+/// target's flags. State ids stay far below it (`LexerLimits::max_states`).
+const MUST_END: u32 = 1 << 30;
 
 /// The members of a state: live (lexeme, expression) pairs, sorted by lexeme.
 type Members = Box<[(LexemeIdx, ExprRef)]>;
@@ -180,7 +184,8 @@ impl DerivreLexer {
         }
         let s = self.intern(next)?;
         let idx = state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
-        self.table[idx] = s;
+        let must_end = self.flags[s.as_usize()].must_end();
+        self.table[idx] = if must_end { StateId(s.0 | MUST_END) } else { s };
         self.num_transitions += 1;
         Ok(s)
     }
@@ -220,8 +225,10 @@ impl DerivreLexer {
         if let Some(&s) = self.state_ids.get(&members) {
             return Ok(s);
         }
-        if self.flags.len() >= self.limits.max_states {
-            return Err(ErrorKind::TooManyStates { limit: self.limits.max_states }.into());
+        // Ids stay below the MUST_END bit of table entries whatever the configured limit.
+        let limit = self.limits.max_states.min(MUST_END as usize - 1);
+        if self.flags.len() >= limit {
+            return Err(ErrorKind::TooManyStates { limit }.into());
         }
         let cost0 = self.exprs.cost();
         let mut accepting = LexemeSet::new();
@@ -436,9 +443,34 @@ impl Lexer for DerivreLexer {
     fn advance(&mut self, state: StateId, byte: u8) -> Result<StateId, Error> {
         let idx = state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
         match self.table.get(idx) {
-            Some(&next) if next != MISSING => Ok(next),
+            Some(&next) if next != MISSING => Ok(StateId(next.0 & !MUST_END)),
             _ => self.advance_cold(state, byte),
         }
+    }
+
+    /// One table load when warm: the entry carries the target's "must end" bit.
+    #[inline]
+    fn step(&mut self, state: StateId, byte: u8) -> Result<Step, Error> {
+        let idx = state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
+        let e = match self.table.get(idx) {
+            Some(&e) if e != MISSING => e.0,
+            _ => {
+                let next = self.advance_cold(state, byte)?;
+                self.table.get(idx).map_or(next.0, |e| e.0)
+            }
+        };
+        let next = StateId(e & !MUST_END);
+        Ok(if next == StateId::DEAD {
+            if self.flags(state).is_accepting() {
+                Step::EndBefore
+            } else {
+                Step::Reject
+            }
+        } else if e & MUST_END != 0 {
+            Step::EndWith(next)
+        } else {
+            Step::Continue(next)
+        })
     }
 
     #[inline]

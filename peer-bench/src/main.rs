@@ -9,6 +9,9 @@
 //! timed regions). Only the reference's public API is used; forcing is disabled on the
 //! reference by giving it a tokenizer environment that reports non-canonical tokenization.
 
+#[path = "../../llguidance/src/bin/llg/plot.rs"]
+mod plot;
+
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -490,6 +493,26 @@ fn family(file: &str) -> String {
 
 type Row = (String, EngineResult, EngineResult);
 
+/// The raw samples behind [`summarize`]: TTFM ours, theirs; TBM ours, theirs (µs).
+fn samples(rows: &[&Row]) -> [Vec<f64>; 4] {
+    let both: Vec<&&Row> =
+        rows.iter().filter(|(_, o, r)| o.ttfm_us.is_some() && r.ttfm_us.is_some()).collect();
+    let mut out: [Vec<f64>; 4] = Default::default();
+    for (_, o, r) in &both {
+        out[0].push(o.ttfm_us.unwrap());
+        out[1].push(r.ttfm_us.unwrap());
+        for (a, b) in o.replays.iter().zip(r.replays.iter()) {
+            if let (Some(a), Some(b)) = (a, b) {
+                if a.accepted && b.accepted && a.times.len() == b.times.len() {
+                    out[2].extend(a.times.iter().copied());
+                    out[3].extend(b.times.iter().copied());
+                }
+            }
+        }
+    }
+    out
+}
+
 /// TTFM stats over schemas both compiled and TBM stats over valid instances both accepted.
 fn summarize(rows: &[&Row]) -> (usize, Stats, Stats, Stats, Stats, usize) {
     let both: Vec<&&Row> =
@@ -728,6 +751,17 @@ fn main() {
     };
     let all: Vec<&Row> = results.iter().collect();
     let (n_both, ttfm_o, ttfm_r, to, tr, common_instances) = summarize(&all);
+    {
+        let [a, b, c, d] = samples(&all);
+        let svg = plot::cdf_svg(
+            &format!("MaskBench, {} schemas both compiled: ours vs LLGuidance 1.9.1", a.len()),
+            &[
+                plot::Series { name: "ours", tbm_us: &c, ttfm_us: &a },
+                plot::Series { name: "LLGuidance", tbm_us: &d, ttfm_us: &b },
+            ],
+        );
+        std::fs::write(args.out_dir.join("plot.svg"), svg).expect("write plot.svg");
+    }
 
     // Per family (MaskBench source data set).
     let mut fams: Vec<String> = results.iter().map(|(f, _, _)| family(f)).collect();
