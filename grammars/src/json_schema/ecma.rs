@@ -463,9 +463,12 @@ pub(crate) fn format_regex(name: &str) -> Option<String> {
             format!("P(?:{dur_date}|{dur_time}|{d}W)")
         }
         "email" => {
-            // dot-atom local part @ hostname (quoted local parts and address literals are
-            // rejected: a subset of valid addresses)
-            format!(r"{atext}+(?:\.{atext}+)*@{label}(?:\.{label})*")
+            // RFC 5321: a dot-atom or quoted-string local part; a hostname or an IPv4 /
+            // IPv6 address literal as the domain.
+            let quoted = r#""(?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\[\x20-\x7E])*""#;
+            format!(
+                r"(?:{atext}+(?:\.{atext}+)*|{quoted})@(?:{label}(?:\.{label})*|\[{ipv4}\]|\[IPv6:{ipv6}\])"
+            )
         }
         "hostname" => {
             // labels without "--" in positions 3-4 (see format_exclusions)
