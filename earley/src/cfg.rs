@@ -37,8 +37,8 @@ pub enum Terminal {
 pub struct SymbolProps {
     /// Name under which the text this symbol derives is captured.
     pub capture: Option<String>,
-    /// At most this many tokens inside this symbol: recorded for the caller (advisory, like
-    /// `temperature`); the parser does not enforce it.
+    /// At most this many tokens inside this symbol (informational here: the parser enforces
+    /// it on the rule's lexeme, `ParserOptions::lexeme_max_tokens`).
     pub max_tokens: Option<usize>,
     /// Sampling temperature while inside this symbol (advisory).
     pub temperature: Option<f32>,

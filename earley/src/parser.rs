@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use hashbrown::HashMap;
-use lexer::{LexemeSet, Lexer, StateId, Step};
+use lexer::{LexemeIdx, LexemeSet, Lexer, StateId, Step};
 use toktrie::{Recognizer, TokTrie, TokenId, TokenSet, Vocabulary};
 
 use crate::cfg::Cfg;
@@ -37,6 +37,11 @@ pub struct ParserOptions {
     /// Whether skip lexemes may come before the first lexeme (LLGuidance's
     /// `allow_initial_skip`; default false).
     pub allow_initial_skip: bool,
+    /// Lexemes of `[max_tokens=N]` rules: such a lexeme may hold bytes of at most N tokens;
+    /// when it has used them it ends at the next token boundary if it can, else (not
+    /// accepting) the parse cannot go on. Applied when every live lexeme of the pending
+    /// lexer state is limited and out of tokens (LLGuidance's "gen with max_tokens").
+    pub lexeme_max_tokens: Vec<(LexemeIdx, usize)>,
     /// Limits.
     pub limits: ParserLimits,
 }
@@ -395,8 +400,7 @@ impl<L: Lexer> Parser<L> {
         self.entered.push((r2, self.stack.len()));
         self.stack.push(Pos { row: r2, lexer: self.row_start[r2 as usize] });
         self.bytes.push(toktrie::SPECIAL_TOKEN_MARKER);
-        self.commit();
-        Ok(())
+        self.commit()
     }
 
     /// Consumes `bytes` as one token. On rejection nothing changes and the error says at
@@ -428,13 +432,63 @@ impl<L: Lexer> Parser<L> {
         }
         self.recording = false;
         self.bytes.extend_from_slice(bytes);
-        self.commit();
-        Ok(())
+        self.commit()
     }
 
-    fn commit(&mut self) {
+    fn commit(&mut self) -> Result<(), Error> {
         self.base = self.stack.len() - 1;
         self.token_ends.push(self.stack.len());
+        if self.opts.lexeme_max_tokens.is_empty() {
+            return Ok(());
+        }
+        self.enforce_token_limits().inspect_err(|e| self.error = Some(e.clone()))
+    }
+
+    /// After a token: if the pending lexeme's live lexemes are all `max_tokens`-limited and
+    /// have used their tokens, end the lexeme here (or, not accepting, kill the parse).
+    fn enforce_token_limits(&mut self) -> Result<(), Error> {
+        let top_i = self.stack.len() - 1;
+        let top = self.stack[top_i];
+        let s0 = self.row_start[top.row as usize];
+        if top.lexer == s0 || top.lexer == StateId::DEAD {
+            return Ok(());
+        }
+        // The pending lexeme starts at the last stack entry of this row in its start state.
+        let Some(p0) =
+            (0..top_i).rev().find(|&i| self.stack[i].row == top.row && self.stack[i].lexer == s0)
+        else {
+            return Ok(());
+        };
+        // Tokens holding its bytes so far: the one holding byte p0 up to the last one.
+        let first = self.token_ends.partition_point(|&e| e - 1 <= p0);
+        let used = self.token_ends.len() - first;
+        // Only when every live lexeme is limited and out of tokens.
+        let live = self.lexer.possible(top.lexer);
+        let mut exhausted = 0;
+        for &(lx, n) in &self.opts.lexeme_max_tokens {
+            if live.contains(lx) {
+                if used < n {
+                    return Ok(());
+                }
+                exhausted += 1;
+            }
+        }
+        if exhausted == 0 || exhausted != live.len() {
+            return Ok(());
+        }
+        let ended = if self.lexer.flags(top.lexer).is_accepting() {
+            self.end_lexeme(top.row, top.lexer)?
+        } else {
+            None
+        };
+        self.stack[top_i] = match ended {
+            Some(r) => {
+                self.entered.push((r, top_i));
+                Pos { row: r, lexer: self.row_start[r as usize] }
+            }
+            None => Pos { row: top.row, lexer: StateId::DEAD },
+        };
+        Ok(())
     }
 
     /// The number of tokens consumed.

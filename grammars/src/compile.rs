@@ -47,6 +47,8 @@ pub struct CompiledGrammar {
     pub skip: LexemeSet,
     /// The top grammar's options.
     pub options: GrammarOptions,
+    /// Lexemes of `[max_tokens=N]` rules and their N (see `earley::ParserOptions`).
+    pub lexeme_max_tokens: Vec<(LexemeIdx, usize)>,
 }
 
 /// Compiles a grammar set. `vocab` resolves special tokens by name and checks ids; without
@@ -66,6 +68,8 @@ pub fn compile(
         b: CfgBuilder::new(),
         spec: LexerSpec::new(),
         lexemes: HashMap::new(),
+        max_tokens: Vec::new(),
+        next_limit: None,
         lexeme_syms: HashMap::new(),
         rule_syms: HashMap::new(),
         grammar_starts: HashMap::new(),
@@ -138,7 +142,22 @@ pub fn compile(
         spec: Arc::new(l.spec),
         skip,
         options: top.options.clone(),
+        lexeme_max_tokens: l.max_tokens,
     })
+}
+
+impl CompiledGrammar {
+    /// Parser options for this grammar: its skip lexemes, `allow_initial_skip`, the token
+    /// limits of `[max_tokens]` rules, and the given EOS tokens.
+    pub fn parser_options(&self, eos: Vec<toktrie::TokenId>) -> earley::ParserOptions {
+        earley::ParserOptions {
+            skip: self.skip.clone(),
+            eos,
+            allow_initial_skip: self.options.allow_initial_skip,
+            lexeme_max_tokens: self.lexeme_max_tokens.clone(),
+            ..Default::default()
+        }
+    }
 }
 
 struct Lowering<'a> {
@@ -147,7 +166,12 @@ struct Lowering<'a> {
     limits: &'a CompileLimits,
     b: CfgBuilder,
     spec: LexerSpec,
-    lexemes: HashMap<(RegexSpec, LexemeKind), LexemeIdx>,
+    lexemes: HashMap<(RegexSpec, LexemeKind, Option<usize>), LexemeIdx>,
+    /// Lexemes limited to a number of tokens (`[max_tokens=N]` rules).
+    max_tokens: Vec<(LexemeIdx, usize)>,
+    /// The token limit the next lexeme created gets (its own lexeme, never shared with an
+    /// unlimited one).
+    next_limit: Option<usize>,
     lexeme_syms: HashMap<LexemeIdx, SymIdx>,
     rule_syms: HashMap<(usize, String), SymIdx>,
     grammar_starts: HashMap<String, (usize, SymIdx)>,
@@ -186,11 +210,14 @@ impl Lowering<'_> {
     }
 
     fn plain_lexeme_sym(&mut self, name: &str, rx: RegexSpec, kind: LexemeKind) -> SymIdx {
-        let key = (rx, kind);
+        let key = (rx, kind, self.next_limit);
         let idx = match self.lexemes.get(&key) {
             Some(&i) => i,
             None => {
                 let i = self.spec.add(name.to_string(), key.0.clone(), kind);
+                if let Some(n) = self.next_limit {
+                    self.max_tokens.push((i, n));
+                }
                 self.lexemes.insert(key, i);
                 i
             }
@@ -236,7 +263,10 @@ impl Lowering<'_> {
                 (Some(s), None) | (None, Some(s)) => RegexSpec::Concat(vec![body, s.clone()]),
                 (None, None) => body,
             };
-            let t = self.lexeme_sym(&r.name.to_uppercase(), rx, LexemeKind::Lazy);
+            let kind = if a.is_lazy() { LexemeKind::Lazy } else { LexemeKind::Greedy };
+            self.next_limit = a.max_tokens;
+            let t = self.lexeme_sym(&r.name.to_uppercase(), rx, kind);
+            self.next_limit = None;
             self.b.rule(lhs, vec![t]);
         } else {
             let alts = self.alternatives(gi, &r.body, 0)?;
@@ -519,14 +549,14 @@ impl Lowering<'_> {
                 return Err(Error::new(
                     ErrorKind::Value,
                     format!(
-                        "rule {name} inside a lazy/stop rule: its body must use terminals only"
+                        "rule {name} inside a lazy/stop/max_tokens rule: its body must use terminals only"
                     ),
                 ))
             }
             Expr::Special(_) | Expr::Grammar(_) => {
                 return Err(Error::new(
                     ErrorKind::Value,
-                    "special tokens and @grammars cannot be inside a lazy/stop rule",
+                    "special tokens and @grammars cannot be inside a lazy/stop/max_tokens rule",
                 ))
             }
         })

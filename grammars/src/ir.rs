@@ -119,8 +119,8 @@ pub struct RuleAttrs {
     /// Capture the stop string under this name.
     #[serde(default)]
     pub stop_capture: Option<String>,
-    /// At most this many tokens inside the rule: carried to the compiled grammar's symbol
-    /// (`earley::SymbolProps::max_tokens`) for the caller, not enforced by the parser yet.
+    /// At most this many tokens inside the rule (the rule becomes one lexeme; when it has
+    /// used them, it ends at the next token boundary if it can, else the parse dies there).
     #[serde(default)]
     pub max_tokens: Option<usize>,
     /// Sampling temperature inside the rule.
@@ -129,8 +129,14 @@ pub struct RuleAttrs {
 }
 
 impl RuleAttrs {
-    /// Whether the rule must become one lexeme.
+    /// Whether the rule must become one lexeme (as in LLGuidance, `max_tokens` applies to
+    /// such rules: their body must be a token expression).
     pub fn is_lexeme(&self) -> bool {
+        self.lazy || self.stop.is_some() || self.suffix.is_some() || self.max_tokens.is_some()
+    }
+
+    /// Whether the rule's lexeme is lazy (shortest match) rather than greedy.
+    pub fn is_lazy(&self) -> bool {
         self.lazy || self.stop.is_some() || self.suffix.is_some()
     }
 }

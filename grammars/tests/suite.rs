@@ -16,7 +16,7 @@
 
 use std::path::Path;
 
-use earley::{Parser, ParserOptions};
+use earley::Parser;
 use grammars::{compile, CompileLimits};
 use toktrie::{TokenId, VocabBuilder, Vocabulary};
 
@@ -118,12 +118,7 @@ fn build(case: &Case, vocab: &Vocabulary) -> Result<grammars::CompiledGrammar, g
 /// Consumes `input` (bytes, and `<|name|>` specials of the vocabulary as tokens).
 fn accepts(g: &grammars::CompiledGrammar, vocab: &Vocabulary, input: &str) -> bool {
     let lexer = lexer::DerivreLexer::new(&g.spec).expect("lexer builds");
-    let opts = ParserOptions {
-        skip: g.skip.clone(),
-        eos: vocab.eos_tokens().to_vec(),
-        allow_initial_skip: g.options.allow_initial_skip,
-        ..Default::default()
-    };
+    let opts = g.parser_options(vocab.eos_tokens().to_vec());
     let mut p = Parser::new(g.cfg.clone(), lexer, opts).expect("parser starts");
     let mut rest = input;
     while !rest.is_empty() {

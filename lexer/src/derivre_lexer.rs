@@ -51,7 +51,10 @@ pub struct DerivreLexer {
     first_lookahead: Vec<u32>,
     members: Vec<Members>,
     // --- cold ---
-    state_ids: HashMap<Members, StateId>,
+    /// States by (members, is a start state): a start state never equals a state reached
+    /// by reading bytes, so "at the start of a lexeme" is `state == start state`, even for
+    /// a lexeme like `[a-z]*x` whose derivatives loop back to the same expressions.
+    state_ids: HashMap<(Members, bool), StateId>,
     start_cache: HashMap<LexemeSet, StateId>,
     prefix_queries: HashMap<RegexSpec, Option<ExprRef>>,
     /// Queries of the form `C{m,n}`, answered by walking the DFA.
@@ -219,12 +222,22 @@ impl DerivreLexer {
 
     /// Finds or creates the state for `members` (each member live), computing its per-state
     /// arrays and adding a table row of MISSING entries.
-    fn intern(&mut self, mut members: Vec<(LexemeIdx, ExprRef)>) -> Result<StateId, Error> {
+    fn intern(&mut self, members: Vec<(LexemeIdx, ExprRef)>) -> Result<StateId, Error> {
+        self.intern_as(members, false)
+    }
+
+    fn intern_as(
+        &mut self,
+        mut members: Vec<(LexemeIdx, ExprRef)>,
+        start: bool,
+    ) -> Result<StateId, Error> {
         members.sort_unstable();
         let members: Members = members.into_boxed_slice();
-        if let Some(&s) = self.state_ids.get(&members) {
+        let key = (members, start);
+        if let Some(&s) = self.state_ids.get(&key) {
             return Ok(s);
         }
+        let members = key.0;
         // Ids stay below the MUST_END bit of table entries whatever the configured limit.
         let limit = self.limits.max_states.min(MUST_END as usize - 1);
         if self.flags.len() >= limit {
@@ -286,7 +299,7 @@ impl DerivreLexer {
         self.possible.push(possible);
         self.forced.push(forced);
         self.members.push(members.clone());
-        self.state_ids.insert(members, id);
+        self.state_ids.insert((members, start), id);
         self.table.resize(self.table.len() + self.num_classes, MISSING);
         Ok(id)
     }
@@ -433,7 +446,7 @@ impl Lexer for DerivreLexer {
                 members.push((lx, e));
             }
         }
-        let s = self.intern(members)?;
+        let s = if members.is_empty() { StateId::DEAD } else { self.intern_as(members, true)? };
         self.start_cache.insert(allowed.clone(), s);
         Ok(s)
     }

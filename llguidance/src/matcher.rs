@@ -3,7 +3,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use earley::{Parser, ParserOptions};
+use earley::Parser;
 use grammars::CompiledGrammar;
 use lexer::DerivreLexer;
 use toktrie::{TokenId, TokenSet};
@@ -120,12 +120,7 @@ impl Matcher {
         grammar: Arc<CompiledGrammar>,
     ) -> Result<Matcher, Error> {
         let lexer = DerivreLexer::new(&grammar.spec)?;
-        let opts = ParserOptions {
-            skip: grammar.skip.clone(),
-            eos: shared.tokenizer.vocab().eos_tokens().to_vec(),
-            allow_initial_skip: grammar.options.allow_initial_skip,
-            ..Default::default()
-        };
+        let opts = grammar.parser_options(shared.tokenizer.vocab().eos_tokens().to_vec());
         let mut parser = Parser::new(grammar.cfg.clone(), lexer, opts)?;
         let mut lexer = placeholder();
         std::mem::swap(parser.lexer_mut(), &mut lexer);
