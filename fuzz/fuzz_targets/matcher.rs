@@ -20,6 +20,7 @@ NUMBER: /-?[0-9]+/
 "#;
 
 fuzz_target!(|data: &[u8]| {
+    common::log_caught_panics();
     common::FACTORY.with(|f| {
         let mut m = f.create_matcher(&GrammarSource::Lark(GRAMMAR.into())).expect("compiles");
         let mut ops = data.iter();

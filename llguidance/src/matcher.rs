@@ -72,6 +72,9 @@ pub struct Matcher {
 struct SharedLexer {
     lexer: DerivreLexer,
     contained: std::collections::HashMap<(u32, usize), bool>,
+    /// Set when a panic was caught while the lexer was swapped in (e.g. inside derivre): its
+    /// state may be inconsistent, so every matcher sharing it reports an internal error.
+    broken: Option<String>,
 }
 
 /// An empty lexer, the parser's placeholder while the shared one is not swapped in.
@@ -124,7 +127,7 @@ impl Matcher {
         let mut parser = Parser::new(grammar.cfg.clone(), lexer, opts)?;
         let mut lexer = placeholder();
         std::mem::swap(parser.lexer_mut(), &mut lexer);
-        let lexer = SharedLexer { lexer, contained: Default::default() };
+        let lexer = SharedLexer { lexer, contained: Default::default(), broken: None };
         let slicing = Slicing {
             on: shared.slices.is_some(),
             lazy: grammar.spec.lazy_lexemes(),
@@ -184,9 +187,21 @@ impl Matcher {
                 std::mem::swap(&mut m.slicing.cache, &mut g.contained);
             }
         };
+        if let Some(msg) = guard.as_deref().and_then(|g| g.broken.clone()) {
+            let e = Error::new(
+                ErrorKind::Internal,
+                format!("internal error in a matcher sharing this one's lexer: {msg}"),
+            );
+            self.error = Some(e.clone());
+            self.stop = StopReason::Error;
+            return Err(e);
+        }
         swap(self, &mut guard);
         let r = catch_unwind(AssertUnwindSafe(|| f(self)));
         swap(self, &mut guard);
+        if let (Err(p), Some(g)) = (&r, guard.as_deref_mut()) {
+            g.broken = Some(crate::error::panic_message(&**p));
+        }
         drop(guard);
         let r = match r {
             Ok(r) => r,
