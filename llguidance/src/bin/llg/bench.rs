@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use llguidance::{GrammarSource, Matcher, ParserFactory, TokenId};
+use llguidance::{GrammarSource, Matcher, ParserFactory, TokenId, TokenSet};
 
 use crate::{Args, Fail};
 
@@ -142,7 +142,22 @@ fn replay(
         if let (Some(c), Some(u)) = (check.as_deref_mut(), unsliced) {
             c.compared += 1;
             if c.diff.is_none() && u.as_ref() != mask.as_ref().ok() {
-                c.diff = Some(format!("step {step}: sliced and unsliced masks differ"));
+                let (a, b) = (mask.as_ref().ok(), u.as_ref());
+                let only = |x: Option<&TokenSet>, y: Option<&TokenSet>| -> Vec<u32> {
+                    match (x, y) {
+                        (Some(x), Some(y)) => {
+                            x.iter().filter(|t| !y.contains(*t)).take(5).map(|t| t.0).collect()
+                        }
+                        _ => vec![],
+                    }
+                };
+                c.diff = Some(format!(
+                    "step {step}: sliced and unsliced masks differ (only sliced: {:?}, only unsliced: {:?}; sliced: {}, unsliced: {})",
+                    only(a, b),
+                    only(b, a),
+                    mask.as_ref().map_or_else(|e| format!("error {e}"), |m| format!("{} tokens", m.count())),
+                    u.as_ref().map_or("an error".to_string(), |m| format!("{} tokens", m.count()))
+                ));
             }
         }
         if !ok {
