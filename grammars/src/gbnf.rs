@@ -341,10 +341,7 @@ impl P<'_> {
             if count > crate::postfix::MAX_POSTFIX {
                 return Err(self.err(
                     ErrorKind::Limit,
-                    &format!(
-                        "more than {} nested repeats on one item",
-                        crate::postfix::MAX_POSTFIX
-                    ),
+                    &crate::postfix::too_deep_message(),
                     self.i,
                 ));
             }

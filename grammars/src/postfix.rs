@@ -11,6 +11,11 @@
 /// [`ErrorKind::Limit`]: crate::ErrorKind::Limit
 pub const MAX_POSTFIX: usize = 8;
 
+/// The message of the [`MAX_POSTFIX`] limit error, shared by both parsers.
+pub(crate) fn too_deep_message() -> String {
+    format!("more than {MAX_POSTFIX} nested repeats on one item")
+}
+
 /// Bounds of `(x{a,b}){c,d}` as one repeat `x{min,max}`, when both are `?`, `*` or `+`.
 pub(crate) fn merge(
     inner: (u32, Option<u32>),
