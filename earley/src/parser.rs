@@ -341,6 +341,15 @@ impl<L: Lexer> Parser<L> {
         self.stack.last().expect("the stack holds the start").lexer
     }
 
+    /// The committed position as (row, lexer state). The mask is a function of it: two
+    /// positions with the same key allow the same tokens, as long as no rollback happened
+    /// in between (a rollback drops rows, and a row index may then be reused for another
+    /// row). For mask caches.
+    pub fn position_key(&self) -> (u32, StateId) {
+        let p = self.stack[self.base];
+        (p.row, p.lexer)
+    }
+
     /// The lexer, mutable (e.g. for containment queries on [`Parser::current_lexer_state`]).
     pub fn lexer_mut(&mut self) -> &mut L {
         &mut self.lexer

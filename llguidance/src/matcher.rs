@@ -61,6 +61,13 @@ pub struct Matcher {
     slicing: Slicing,
     /// The Earley backend's lexer, shared by the matcher and all its clones.
     lexer: Option<Arc<Mutex<SharedLexer>>>,
+    /// The last mask of the Earley backend and the parser position it was computed at
+    /// (`Parser::position_key`): inside a long lexeme (the body of a JSON string) the
+    /// position often stays the same from token to token, and so does the mask. Cleared
+    /// by a rollback.
+    last_mask: Option<((u32, lexer::StateId), TokenSet)>,
+    /// Masks answered from `last_mask`.
+    mask_cache_hits: u64,
 }
 
 /// The lexer of an Earley matcher and its clones: a cache of one DFA, fixed by the grammar,
@@ -143,6 +150,8 @@ impl Matcher {
             max_tokens: None,
             slicing,
             lexer: Some(Arc::new(Mutex::new(lexer))),
+            last_mask: None,
+            mask_cache_hits: 0,
         })
     }
 
@@ -157,6 +166,8 @@ impl Matcher {
             max_tokens: None,
             slicing: Slicing::default(),
             lexer: None,
+            last_mask: None,
+            mask_cache_hits: 0,
         }
     }
 
@@ -242,10 +253,23 @@ impl Matcher {
                 return Ok(m.eos_only());
             }
             match &mut m.backend {
-                Backend::Earley(p) => match (&m.shared.slices, m.slicing.on) {
-                    (Some(slices), true) => sliced_mask(p, slices, &m.shared.trie, &mut m.slicing),
-                    _ => Ok(p.compute_mask(&m.shared.trie)?),
-                },
+                Backend::Earley(p) => {
+                    let key = p.position_key();
+                    if let Some((k, mask)) = &m.last_mask {
+                        if *k == key {
+                            m.mask_cache_hits += 1;
+                            return Ok(mask.clone());
+                        }
+                    }
+                    let mask = match (&m.shared.slices, m.slicing.on) {
+                        (Some(slices), true) => {
+                            sliced_mask(p, slices, &m.shared.trie, &mut m.slicing)?
+                        }
+                        _ => p.compute_mask(&m.shared.trie)?,
+                    };
+                    m.last_mask = Some((key, mask.clone()));
+                    Ok(mask)
+                }
                 Backend::TokenDfa(g) => g
                     .index()
                     .mask(g.get_state())
@@ -351,6 +375,7 @@ impl Matcher {
         if n == 0 {
             return Ok(());
         }
+        self.last_mask = None;
         self.guarded(true, |m| {
             match &mut m.backend {
                 Backend::Earley(p) => p.rollback(n)?,
@@ -471,11 +496,18 @@ impl Matcher {
     /// factory with slices).
     pub fn set_slicing(&mut self, on: bool) {
         self.slicing.on = on && self.shared.slices.is_some();
+        // The next mask is computed, not answered from the last one.
+        self.last_mask = None;
     }
 
     /// Slicer counters.
     pub fn slice_stats(&self) -> SliceStats {
         SliceStats { applied: self.slicing.applied, walked: self.slicing.walked }
+    }
+
+    /// Masks answered from the last mask because the parser position had not changed.
+    pub fn mask_cache_hits(&self) -> u64 {
+        self.mask_cache_hits
     }
 
     /// Parser work counters (rows computed/reused, bytes pushed).

@@ -87,6 +87,9 @@ struct Replay {
     accepted: bool,
     /// Masks before each token and at the end (valid instances only; ours only).
     masks: Vec<Vec<u32>>,
+    /// Trie nodes walked per mask (ours: bytes offered to the parser; the reference: its
+    /// `trie_nodes_walked`), parallel to `times`.
+    nodes: Vec<u64>,
 }
 
 struct EngineResult {
@@ -170,9 +173,11 @@ fn run_ours(
                 break;
             }
             let t = ours::TokenId(t);
+            let n0 = m.parser_stats().bytes_pushed;
             let s = Instant::now();
             let mask = m.compute_mask();
             let mut el = s.elapsed();
+            rep.nodes.push(m.parser_stats().bytes_pushed - n0);
             let mask = match mask {
                 Ok(mask) => mask,
                 Err(_) => {
@@ -360,6 +365,7 @@ fn run_ref(
             let s = Instant::now();
             let mask = m.compute_mask();
             let mut el = s.elapsed();
+            rep.nodes.push(m.last_step_stats().map_or(0, |s| s.trie_nodes_walked as u64));
             let mask = match mask {
                 Ok(mask) => mask,
                 Err(_) => {
@@ -653,6 +659,8 @@ fn main() {
     let mut tok_mismatch_lines: Vec<String> = Vec::new();
     let mut per_schema =
         std::fs::File::create(args.out_dir.join("schemas.jsonl")).expect("schemas.jsonl");
+    let mut steps_w = std::fs::File::create(args.out_dir.join("steps.tsv")).expect("steps.tsv");
+    writeln!(steps_w, "file\tinstance\tstep\tours_us\tref_us\tours_nodes\tref_nodes\tbefore").ok();
     let start = Instant::now();
 
     for (fi, path) in files.iter().enumerate() {
@@ -714,6 +722,31 @@ fn main() {
             "ref": {"outcome": r.outcome.name(), "detail": r.detail, "ttfm_us": r.ttfm_us, "tbm_us": stats_json(&sr)},
         });
         writeln!(per_schema, "{line}").ok();
+        // Per step (valid instances both replayed in full): time and trie nodes walked.
+        for (i, (a, b)) in o.replays.iter().zip(&r.replays).enumerate() {
+            let (Some(a), Some(b)) = (a, b) else { continue };
+            if !insts[i].valid || a.times.len() != b.times.len() {
+                continue;
+            }
+            let vocab = our_f.tokenizer().vocab();
+            let mut text: Vec<u8> = Vec::new();
+            for k in 0..a.times.len() {
+                let tail = String::from_utf8_lossy(&text[text.len().saturating_sub(40)..])
+                    .replace(['\t', '\n'], " ");
+                if let Some(&t) = insts[i].tokens.get(k) {
+                    text.extend_from_slice(vocab.token_bytes(ours::TokenId(t)));
+                }
+                writeln!(
+                    steps_w,
+                    "{file}\t{i}\t{k}\t{:.2}\t{:.2}\t{}\t{}\t{tail}",
+                    a.times[k],
+                    b.times[k],
+                    a.nodes.get(k).copied().unwrap_or(0),
+                    b.nodes.get(k).copied().unwrap_or(0)
+                )
+                .ok();
+            }
+        }
         // Free the recorded masks.
         let strip = |mut e: EngineResult| {
             for rep in e.replays.iter_mut().flatten() {
