@@ -18,6 +18,9 @@ use crate::{
     StateFlags, StateId, Step,
 };
 
+/// Fuel of the first, quick symbolic containment check (before the DFA walk).
+const QUICK_CONTAINMENT_FUEL: u64 = 5_000;
+
 /// Table entry of a transition not computed yet.
 const MISSING: StateId = StateId(u32::MAX);
 /// Bit of a table entry: the target state must end its lexeme (lazy accepting, or no
@@ -191,6 +194,67 @@ impl DerivreLexer {
         self.table[idx] = if must_end { StateId(s.0 | MUST_END) } else { s };
         self.num_transitions += 1;
         Ok(s)
+    }
+
+    /// derivre's symbolic containment check of `query` in the prefixes of `state`: each
+    /// member alone, then their union, within `fuel`. With `final_try` false a failure is
+    /// not remembered by derivre (a later try with more fuel may still succeed).
+    fn check_symbolic(
+        &mut self,
+        state: StateId,
+        query: &RegexSpec,
+        fuel: u64,
+        final_try: bool,
+    ) -> Containment {
+        let Some(small) = self.prefix_query_expr(query) else {
+            return Containment::Unknown;
+        };
+        let Some(members) = self.members.get(state.as_usize()) else {
+            return Containment::Unknown;
+        };
+        if members.is_empty() {
+            return Containment::Unknown;
+        }
+        // The state lives iff one of its members does, so one member proven to contain the
+        // query is enough (derivre's check understands shapes like `"body" & ~("k1"|…)`
+        // one at a time, not their union); then the union, within what is left of the fuel.
+        let members = members.clone();
+        let cost0 = self.exprs.cost();
+        let mut alts: Vec<ExprRef> = Vec::with_capacity(members.len());
+        for &(_, e) in members.iter() {
+            alts.push(e);
+            let left = fuel.saturating_sub(self.exprs.cost() - cost0);
+            if left == 0 {
+                return Containment::Unknown;
+            }
+            let r = self.relevance.is_contained_in_prefixes(
+                &mut self.exprs,
+                &mut self.deriv,
+                small,
+                e,
+                left,
+                final_try,
+            );
+            if let Ok(true) = r {
+                return Containment::Contained;
+            }
+        }
+        if alts.len() == 1 {
+            return Containment::Unknown;
+        }
+        let big = self.exprs.mk_or(&mut alts);
+        let left = fuel.saturating_sub(self.exprs.cost() - cost0);
+        match self.relevance.is_contained_in_prefixes(
+            &mut self.exprs,
+            &mut self.deriv,
+            small,
+            big,
+            left.max(1),
+            final_try,
+        ) {
+            Ok(true) => Containment::Contained,
+            _ => Containment::Unknown,
+        }
     }
 
     fn check_step_fuel(&self, cost0: u64) -> Result<(), Error> {
@@ -538,6 +602,14 @@ impl Lexer for DerivreLexer {
                 q
             }
         };
+        // First derivre's symbolic check on a small budget: it proves shapes the walk finds
+        // costly at once, e.g. keys `"body" & ~("k1"|…)` (free keys beside named ones),
+        // whose walk tells every prefix of every named key apart.
+        if self.check_symbolic(state, query, QUICK_CONTAINMENT_FUEL, false)
+            == Containment::Contained
+        {
+            return Containment::Contained;
+        }
         if let Some((ci, max)) = q {
             // One walk per (state, class) answers every query on that class up to the depth
             // it reached; a deeper query walks again (warm by then). An unbounded query is
@@ -563,30 +635,14 @@ impl Lexer for DerivreLexer {
                     d
                 }
             };
-            return d.contains(max);
+            let answer = d.contains(max);
+            // Only when the walk gave up on a budget is the full symbolic check worth it.
+            if answer == Containment::Contained || !d.gave_up {
+                return answer;
+            }
         }
-        let Some(small) = self.prefix_query_expr(query) else {
-            return Containment::Unknown;
-        };
-        let Some(members) = self.members.get(state.as_usize()) else {
-            return Containment::Unknown;
-        };
-        if members.is_empty() {
-            return Containment::Unknown;
-        }
-        let mut alts: Vec<ExprRef> = members.iter().map(|m| m.1).collect();
-        let big = self.exprs.mk_or(&mut alts);
-        match self.relevance.is_contained_in_prefixes(
-            &mut self.exprs,
-            &mut self.deriv,
-            small,
-            big,
-            self.limits.containment_fuel,
-            true,
-        ) {
-            Ok(true) => Containment::Contained,
-            _ => Containment::Unknown,
-        }
+        let fuel = self.limits.containment_fuel;
+        self.check_symbolic(state, query, fuel, true)
     }
 
     fn num_bytes(&self) -> usize {

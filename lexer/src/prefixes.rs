@@ -31,7 +31,11 @@ pub fn walk_new_states(depth: u32) -> usize {
 }
 /// The most lexer states after one depth: more means the lexeme tells characters apart
 /// (keys minus known names, say) and the walk would build states the trie never visits.
-pub const WALK_MAX_SET: usize = 64;
+/// Small on purpose: a bounded or free string keeps one state per depth, while a key
+/// position of an object with 20 named keys and free extra keys has a state per first
+/// letter, and walking those (each cold advance one derivative per member) cost up to
+/// 25 ms where the trie walk it would save costs 0.3 ms.
+pub const WALK_MAX_SET: usize = 8;
 
 /// A character class as UTF-8 sequences: each character is one sequence of positions, each
 /// position a list of bytes to try.
@@ -111,6 +115,9 @@ pub struct LiveDepth {
     pub depth: u32,
     /// Every string, of any length, does (the walk found a repeated state set).
     pub unbounded: bool,
+    /// The walk stopped on a budget (fuel, new states, too many states at one depth), not
+    /// on a dead string or its depth limit: deeper strings may well live.
+    pub gave_up: bool,
 }
 
 impl LiveDepth {
@@ -147,7 +154,7 @@ pub fn live_depth<L: Lexer + ?Sized>(
     mut fuel: u64,
     new_states: usize,
 ) -> LiveDepth {
-    let mut out = LiveDepth { depth: 0, unbounded: false };
+    let mut out = LiveDepth { depth: 0, unbounded: false, gave_up: false };
     if state == StateId::DEAD {
         return out;
     }
@@ -175,6 +182,7 @@ pub fn live_depth<L: Lexer + ?Sized>(
                     for &t in &layer {
                         for &b in bytes {
                             if fuel == 0 || lexer.num_states() > states_cap {
+                                out.gave_up = true;
                                 return out;
                             }
                             fuel -= 1;
@@ -192,10 +200,20 @@ pub fn live_depth<L: Lexer + ?Sized>(
                 }
                 next.extend_from_slice(&layer);
             }
+            // Give up as soon as the depth is known to hold too many states.
+            if next.len() > 4 * WALK_MAX_SET {
+                next.sort_unstable();
+                next.dedup();
+                if next.len() > WALK_MAX_SET {
+                    out.gave_up = true;
+                    return out;
+                }
+            }
         }
         next.sort_unstable();
         next.dedup();
         if next.len() > WALK_MAX_SET {
+            out.gave_up = true;
             return out;
         }
         std::mem::swap(&mut cur, &mut next);

@@ -12,6 +12,11 @@ fn grammars() -> Vec<GrammarSource> {
             r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string","maxLength":50}},"required":["a","b"]}"#,
         ),
         s(r#"{"type":"array","items":{"type":"string","maxLength":5},"maxItems":4}"#),
+        // Named keys sharing prefixes beside free keys: key positions are proven contained
+        // symbolically, one lexeme at a time.
+        s(
+            r#"{"type":"object","properties":{"group":{"type":"integer"},"groupname":{"type":"string"},"groupattr":{"type":"string"},"name":{"type":"string"},"nametag":{"type":"string"},"x":{"type":"string"}}}"#,
+        ),
         s(r#"{"type":"string","minLength":12,"maxLength":40}"#),
         s(r#"{"type":"string","pattern":"^[a-z ]+$"}"#),
         l(r#"start: "say: " TEXT "." 

@@ -40,11 +40,12 @@ fn alt(mut v: Vec<Expr>) -> Expr {
 }
 
 fn key_lexeme(content: RegexSpec) -> Expr {
-    Expr::Lexeme(RegexSpec::JsonQuote {
-        expr: Box::new(content),
-        raw: false,
-        allowed_escapes: None,
-    })
+    Expr::Lexeme(key_spec(content))
+}
+
+/// A JSON string holding exactly the strings of `content`, quoted canonically.
+fn key_spec(content: RegexSpec) -> RegexSpec {
+    RegexSpec::JsonQuote { expr: Box::new(content), raw: false, allowed_escapes: None }
 }
 
 impl<'c, 'a> Emitter<'c, 'a> {
@@ -377,8 +378,13 @@ impl<'c, 'a> Emitter<'c, 'a> {
             ));
         }
         let mut extras = Vec::new();
+        // Named keys are excluded outside the quotes, as the very lexemes of the named keys
+        // (the same canonical quoting, so the exclusion is exact): a key lexeme of the shape
+        // `"body" & ~("k1"|"k2"|…)` is one the slicer's symbolic containment check proves
+        // contains long string slices, where walking the lexer's DFA would have to tell
+        // every prefix of every named key apart.
         let not_named = RegexSpec::Not(Box::new(RegexSpec::Or(
-            keys.iter().map(|k| RegexSpec::Literal(k.clone())).collect(),
+            keys.iter().map(|k| key_spec(RegexSpec::Literal(k.clone()))).collect(),
         )));
         for mask in 0u32..(1 << patterns.len()) {
             let mut parts = Vec::new();
@@ -401,7 +407,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             if v == SExpr::False || o.names.is_nothing() {
                 continue;
             }
-            let mut key = vec![RegexSpec::Regex(STRING_ANY.into()), not_named.clone()];
+            let mut key = vec![RegexSpec::Regex(STRING_ANY.into())];
             if let Rx::Some(r) = &o.names {
                 key.push(r.clone());
             }
@@ -409,12 +415,18 @@ impl<'c, 'a> Emitter<'c, 'a> {
                 let r = RegexSpec::Regex(p.clone());
                 key.push(if mask & (1 << i) != 0 { r } else { RegexSpec::Not(Box::new(r)) });
             }
+            let body = if key.len() == 1 {
+                key.pop().unwrap_or(RegexSpec::NoMatch)
+            } else {
+                RegexSpec::And(key)
+            };
+            let key = if keys.is_empty() {
+                key_spec(body)
+            } else {
+                RegexSpec::And(vec![key_spec(body), not_named.clone()])
+            };
             let value = self.r(&v);
-            extras.push(Expr::Seq(vec![
-                key_lexeme(RegexSpec::And(key)),
-                lit(&self.key_sep),
-                value,
-            ]));
+            extras.push(Expr::Seq(vec![Expr::Lexeme(key), lit(&self.key_sep), value]));
         }
         let extra = if extras.is_empty() { None } else { Some(alt(extras)) };
         // states (i, c): before named key i, c entries so far (capped)
