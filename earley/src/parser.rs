@@ -223,6 +223,7 @@ impl<L: Lexer> Parser<L> {
     }
 
     /// Pushes one byte: the core of both consuming and the trie walk.
+    #[inline(never)]
     fn push_byte(&mut self, b: u8) -> Result<bool, Error> {
         self.stats.bytes_pushed += 1;
         let top = *self.stack.last().expect("the stack holds the start");
@@ -625,8 +626,15 @@ fn lexer_error(e: lexer::Error) -> Error {
 }
 
 impl<L: Lexer> Recognizer for Parser<L> {
-    #[inline]
+    #[inline(always)]
     fn try_push_byte(&mut self, byte: u8) -> bool {
+        // Hot path: a known transition inside the lexeme; the row stays.
+        let top = *self.stack.last().expect("the stack holds the start");
+        if let Some(s) = self.lexer.step_warm(top.lexer, byte) {
+            self.stats.bytes_pushed += 1;
+            self.stack.push(Pos { row: top.row, lexer: s });
+            return true;
+        }
         match self.push_byte(byte) {
             Ok(ok) => ok,
             Err(e) => {

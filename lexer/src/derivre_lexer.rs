@@ -525,6 +525,14 @@ impl Lexer for DerivreLexer {
         }
     }
 
+    #[inline(always)]
+    fn step_warm(&self, state: StateId, byte: u8) -> Option<StateId> {
+        let idx = state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
+        let e = self.table.get(idx)?.0;
+        // MISSING has the must-end bit set too, so one test rules out both; DEAD is 0.
+        (e & MUST_END == 0 && e != StateId::DEAD.0).then_some(StateId(e))
+    }
+
     /// One table load when warm: the entry carries the target's "must end" bit.
     #[inline]
     fn step(&mut self, state: StateId, byte: u8) -> Result<Step, Error> {

@@ -151,6 +151,15 @@ pub trait Lexer {
     /// Heap bytes owned (transition table, per-state arrays, engine caches).
     fn num_bytes(&self) -> usize;
 
+    /// The hot path of [`step`](Lexer::step): `Some(next)` when the transition is already
+    /// known and is [`Step::Continue`]`(next)`; `None` when it is not known yet or is
+    /// anything else (then call `step`). Never builds anything. Default: always `None`.
+    #[inline]
+    fn step_warm(&self, state: StateId, byte: u8) -> Option<StateId> {
+        let _ = (state, byte);
+        None
+    }
+
     /// [`advance`](Lexer::advance) plus the flags, as one answer for a parser driving the
     /// lexer byte by byte.
     #[inline]
@@ -183,6 +192,14 @@ impl<L: Lexer + ?Sized> Lexer for Box<L> {
     #[inline]
     fn advance(&mut self, state: StateId, byte: u8) -> Result<StateId, Error> {
         (**self).advance(state, byte)
+    }
+    #[inline]
+    fn step_warm(&self, state: StateId, byte: u8) -> Option<StateId> {
+        (**self).step_warm(state, byte)
+    }
+    #[inline]
+    fn step(&mut self, state: StateId, byte: u8) -> Result<Step, Error> {
+        (**self).step(state, byte)
     }
     fn flags(&self, state: StateId) -> StateFlags {
         (**self).flags(state)

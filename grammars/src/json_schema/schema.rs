@@ -873,10 +873,27 @@ impl<'a> Ctx<'a> {
                 }
                 "minLength" | "maxLength" => {
                     let x = count(kw, val)?;
+                    // Both bounds as one repeat, and `minLength: 0` as nothing: an
+                    // intersection costs the lexer two derivatives and a non-emptiness
+                    // check per byte, a repeat one derivative.
                     let rx = if kw == "minLength" {
+                        if m.contains_key("maxLength") {
+                            continue;
+                        }
+                        if x == 0 {
+                            continue;
+                        }
                         format!("{}{{{x},}}", ecma::ANY_CHAR)
                     } else {
-                        format!("{}{{0,{x}}}", ecma::ANY_CHAR)
+                        let lo = match m.get("minLength") {
+                            Some(v) => count("minLength", v)?,
+                            None => 0,
+                        };
+                        if lo > x {
+                            n.str_ = Rx::Nothing;
+                            continue;
+                        }
+                        format!("{}{{{lo},{x}}}", ecma::ANY_CHAR)
                     };
                     n.str_ = n.str_.and(&Rx::Some(RegexSpec::Regex(rx)));
                 }
