@@ -20,7 +20,7 @@ use crate::{Containment, Lexer, RegexSpec, StateId};
 /// Advances one walk may make (table lookups when warm).
 pub const WALK_FUEL: u64 = 200_000;
 /// How deep a walk for an unbounded query `C{m,}` goes looking for a repeated state set.
-pub const UNBOUNDED_WALK_DEPTH: u32 = 16;
+pub const UNBOUNDED_WALK_DEPTH: u32 = 8;
 /// New lexer states a walk `depth` characters deep may create: enough for a bounded string
 /// (one state per character plus a few for partial UTF-8 sequences) and little more, so a
 /// walk cannot use up the lexer's state or fuel limits (which would make a sliced mask
