@@ -266,6 +266,18 @@ impl<L: Lexer> Parser<L> {
         Ok(true)
     }
 
+    /// [`Parser::push_byte`] with the warm fast path first.
+    #[inline(always)]
+    fn push_byte_fast(&mut self, b: u8) -> Result<bool, Error> {
+        let top = *self.stack.last().expect("the stack holds the start");
+        if let Some(s) = self.lexer.step_warm(top.lexer, b) {
+            self.stats.bytes_pushed += 1;
+            self.stack.push(Pos { row: top.row, lexer: s });
+            return Ok(true);
+        }
+        self.push_byte(b)
+    }
+
     #[inline(always)]
     fn record(&mut self, row: u32, at: usize) {
         if self.recording && self.entered.last().is_none_or(|e| e.0 != row) {
@@ -422,7 +434,7 @@ impl<L: Lexer> Parser<L> {
         let entered0 = self.entered.len();
         self.recording = true;
         for (i, &b) in bytes.iter().enumerate() {
-            match self.push_byte(b) {
+            match self.push_byte_fast(b) {
                 Ok(true) => {}
                 Ok(false) => {
                     self.recording = false;
@@ -629,13 +641,7 @@ impl<L: Lexer> Recognizer for Parser<L> {
     #[inline(always)]
     fn try_push_byte(&mut self, byte: u8) -> bool {
         // Hot path: a known transition inside the lexeme; the row stays.
-        let top = *self.stack.last().expect("the stack holds the start");
-        if let Some(s) = self.lexer.step_warm(top.lexer, byte) {
-            self.stats.bytes_pushed += 1;
-            self.stack.push(Pos { row: top.row, lexer: s });
-            return true;
-        }
-        match self.push_byte(byte) {
+        match self.push_byte_fast(byte) {
             Ok(ok) => ok,
             Err(e) => {
                 if self.error.is_none() {
@@ -655,6 +661,20 @@ impl<L: Lexer> Recognizer for Parser<L> {
 
     fn collapse(&mut self) {
         self.base = self.stack.len() - 1;
+    }
+
+    fn any_special_allowed(&mut self) -> bool {
+        // EOS needs an accepting row, other special tokens a row expecting one; with no
+        // lexeme pending (or the pending one able to end) that is the row after it.
+        match self.row_if_ended() {
+            Ok(Some(r)) => {
+                let row = &self.chart.rows[r as usize];
+                row.accepting || row.has_special
+            }
+            Ok(None) => false,
+            // Let the per-token path record the error.
+            Err(_) => true,
+        }
     }
 
     fn special_allowed(&mut self, tok: TokenId) -> bool {

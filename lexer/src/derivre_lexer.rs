@@ -328,6 +328,11 @@ impl DerivreLexer {
                 Some(prev) if prev == f => f,
                 Some(_) => None,
             });
+            // Members of a state reached by a byte are live (`advance_cold` keeps only
+            // those), so one that is not nullable matches a non-empty string.
+            if !extensible && !start && !self.exprs.is_nullable(e) {
+                extensible = true;
+            }
             if !extensible {
                 extensible = match nb {
                     NextByte::ForcedEOI | NextByte::Dead => false,

@@ -29,6 +29,12 @@ pub trait Recognizer {
         false
     }
 
+    /// Whether [`Recognizer::special_allowed`] may answer true for some token now; when
+    /// false the walk skips asking for each special token. Default: true.
+    fn any_special_allowed(&mut self) -> bool {
+        true
+    }
+
     /// Called before a walk starts.
     fn trie_started(&mut self) {}
 

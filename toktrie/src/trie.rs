@@ -444,9 +444,11 @@ impl TokTrie {
                 mask.insert(*t);
             }
         }
-        for &t in &self.specials {
-            if r.special_allowed(t) {
-                mask.insert(t);
+        if !self.specials.is_empty() && r.any_special_allowed() {
+            for &t in &self.specials {
+                if r.special_allowed(t) {
+                    mask.insert(t);
+                }
             }
         }
     }
