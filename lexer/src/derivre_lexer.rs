@@ -205,6 +205,7 @@ impl DerivreLexer {
         query: &RegexSpec,
         fuel: u64,
         final_try: bool,
+        skip_forced: bool,
     ) -> Containment {
         let Some(small) = self.prefix_query_expr(query) else {
             return Containment::Unknown;
@@ -223,6 +224,16 @@ impl DerivreLexer {
         let mut alts: Vec<ExprRef> = Vec::with_capacity(members.len());
         for &(_, e) in members.iter() {
             alts.push(e);
+            // A member with one possible next byte (a key literal, say) cannot contain a
+            // query whose characters start with several bytes: not worth a check.
+            if skip_forced
+                && matches!(
+                    self.next_byte.next_byte(&self.exprs, e),
+                    NextByte::ForcedByte(_) | NextByte::ForcedEOI | NextByte::Dead
+                )
+            {
+                continue;
+            }
             let left = fuel.saturating_sub(self.exprs.cost() - cost0);
             if left == 0 {
                 return Containment::Unknown;
@@ -618,7 +629,9 @@ impl Lexer for DerivreLexer {
         // First derivre's symbolic check on a small budget: it proves shapes the walk finds
         // costly at once, e.g. keys `"body" & ~("k1"|…)` (free keys beside named ones),
         // whose walk tells every prefix of every named key apart.
-        if self.check_symbolic(state, query, QUICK_CONTAINMENT_FUEL, false)
+        let skip_forced =
+            q.is_some_and(|(ci, _)| self.walk_classes[ci as usize].num_first_bytes() >= 2);
+        if self.check_symbolic(state, query, QUICK_CONTAINMENT_FUEL, false, skip_forced)
             == Containment::Contained
         {
             return Containment::Contained;
@@ -655,7 +668,7 @@ impl Lexer for DerivreLexer {
             }
         }
         let fuel = self.limits.containment_fuel;
-        self.check_symbolic(state, query, fuel, true)
+        self.check_symbolic(state, query, fuel, true, skip_forced)
     }
 
     fn num_bytes(&self) -> usize {

@@ -70,6 +70,17 @@ impl CharClass {
     }
 }
 
+impl CharClass {
+    /// How many distinct bytes a character of the class may start with.
+    pub fn num_first_bytes(&self) -> usize {
+        let mut seen = [false; 256];
+        for b in self.seqs.iter().filter_map(|s| s.first()).flatten() {
+            seen[*b as usize] = true;
+        }
+        seen.iter().filter(|&&x| x).count()
+    }
+}
+
 /// A query of the form `C{min,max}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClassRepeat {
