@@ -107,7 +107,29 @@ impl<'c, 'a> Emitter<'c, 'a> {
             alts.push(lit("false"));
         }
         let mut num = Vec::new();
+        let integer = RegexSpec::Regex(numbers::INTEGER.into());
+        // Integers written without a fraction (`int_plain`) whose regex has INTEGER as a
+        // conjunct: NUMBER_NOEXP & INTEGER & C & ~(x.0) is exactly INT_PLAIN & C, and one
+        // plain regex costs the lexer one derivative per byte where the intersection cost
+        // three plus a non-emptiness check.
+        let plain_int = n.num.int_plain
+            && match &n.num.rx {
+                Rx::Some(r) if *r == integer => true,
+                Rx::Some(RegexSpec::And(xs)) => xs.contains(&integer),
+                _ => false,
+            };
         match &n.num.rx {
+            Rx::Some(r) if plain_int => {
+                let int_plain = RegexSpec::Regex(numbers::INT_PLAIN.into());
+                num.push(match r {
+                    RegexSpec::And(xs) => RegexSpec::And(
+                        xs.iter()
+                            .map(|x| if *x == integer { int_plain.clone() } else { x.clone() })
+                            .collect(),
+                    ),
+                    _ => int_plain,
+                });
+            }
             Rx::Nothing => {}
             Rx::All => num.push(RegexSpec::Regex(numbers::NUMBER_NOEXP.into())),
             Rx::Some(r) => num.push(RegexSpec::And(vec![
@@ -115,7 +137,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
                 r.clone(),
             ])),
         }
-        if n.num.int_plain {
+        if n.num.int_plain && !plain_int {
             if let Some(r) = num.pop() {
                 let dot0 = RegexSpec::Regex(r"-?(?:0|[1-9][0-9]*)\.0+".into());
                 num.push(RegexSpec::And(vec![r, RegexSpec::Not(Box::new(dot0))]));
