@@ -175,20 +175,32 @@ impl DerivreLexer {
     #[inline(never)]
     #[cold]
     fn advance_cold(&mut self, state: StateId, byte: u8) -> Result<StateId, Error> {
-        let Some(members) = self.members.get(state.as_usize()) else {
+        let Some(n) = self.members.get(state.as_usize()).map(|m| m.len()) else {
             return Err(ErrorKind::InvalidState { state: state.0 }.into());
         };
-        let members = members.clone();
+        // A state with one possible next byte (inside a literal) dies on any other class.
+        if let Some(Some(b0)) = self.forced.get(state.as_usize()) {
+            if self.class_of[*b0 as usize] != self.class_of[byte as usize] {
+                let idx =
+                    state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
+                self.table[idx] = StateId::DEAD;
+                self.num_transitions += 1;
+                return Ok(StateId::DEAD);
+            }
+        }
         let cost0 = self.exprs.cost();
-        let mut next = Vec::with_capacity(members.len());
-        for &(lx, e) in members.iter() {
+        // Most cold transitions of a trie walk lead to DEAD (a byte no lexeme of the state
+        // can take): no allocation and no interning for those.
+        let mut next = Vec::new();
+        for i in 0..n {
+            let (lx, e) = self.members[state.as_usize()][i];
             let d = self.deriv.derivative(&mut self.exprs, e, byte);
             self.check_step_fuel(cost0)?;
             if self.is_live(d, cost0)? {
                 next.push((lx, d));
             }
         }
-        let s = self.intern(next)?;
+        let s = if next.is_empty() { StateId::DEAD } else { self.intern(next)? };
         let idx = state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
         let must_end = self.flags[s.as_usize()].must_end();
         self.table[idx] = if must_end { StateId(s.0 | MUST_END) } else { s };
