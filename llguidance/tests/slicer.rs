@@ -87,3 +87,30 @@ fn check(f: &ParserFactory) {
     println!("{compared} masks compared, {applied} slices applied");
     assert!(applied > 0, "the slicer never applied a slice");
 }
+
+/// Bounded strings at every fill level, around the slice bounds (1–10, 11–30, 31+): a slice
+/// whose longest tokens exactly fill the string is allowed whole (the lexeme may end with a
+/// token's last byte), one byte more is not.
+#[test]
+fn sliced_equals_unsliced_at_every_fill_of_bounded_strings() {
+    let f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let mut applied = 0;
+    for n in [1u32, 2, 9, 10, 11, 12, 29, 30, 31, 32] {
+        let g = GrammarSource::JsonSchema(format!(r#"{{"type":"string","maxLength":{n}}}"#));
+        let mut m = f.create_matcher(&g).unwrap();
+        let quote = f.tokenizer().tokenize("\"").unwrap();
+        m.consume_tokens(&quote).unwrap();
+        let x = f.tokenizer().tokenize("x").unwrap();
+        for k in 0..=n {
+            let mask = m.compute_mask().unwrap();
+            let mut plain = m.deep_clone();
+            plain.set_slicing(false);
+            assert_eq!(mask, plain.compute_mask().unwrap(), "maxLength {n}, {k} characters in");
+            if k < n {
+                m.consume_tokens(&x).unwrap();
+            }
+        }
+        applied += m.slice_stats().applied;
+    }
+    assert!(applied > 10, "slices applied only {applied} times");
+}

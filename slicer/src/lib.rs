@@ -6,11 +6,14 @@
 //! slice is allowed: OR in its mask and skip its trie. The proof is a containment query the
 //! caller asks its lexer ([`Slice::query`]); this crate only builds the slices.
 //!
-//! **Exactness.** A slice `C{m,n}` is queried as `C{m+1,n+1}`: if every such string leads
-//! to a live lexer state, then every token of the slice does, *and* can still be extended,
-//! so the lexeme cannot end inside the token (no "must end here" state). With no lazy lexeme
-//! among the live ones, the parser then accepts every byte of every token of the slice
-//! without being involved: the slice mask is exactly what the walk would compute.
+//! **Exactness.** A slice `C{m,n}` is queried as itself: if every string of `C{m,n}` (so,
+//! the set being closed under prefixes, every string of `C{1,n}`) leads to a live lexer
+//! state, then every byte of every token of the slice continues the lexeme, and every proper
+//! prefix of a token can still be extended by a character, so the lexeme cannot be forced
+//! to end inside the token. It may be forced to end with the token's last byte (a string
+//! at its `maxLength`): the walk then ends the lexeme there, which the parser always
+//! accepts (the lexer state only holds lexemes the row allows). With no lazy lexeme among
+//! the live ones, the slice mask is exactly what the walk would compute.
 //!
 //! **Should I use this crate?** Through the `llguidance` façade, which builds the default
 //! JSON slices once per tokenizer.
@@ -99,7 +102,7 @@ impl Slice {
         &self.spec
     }
 
-    /// The containment query: `C{m+1,n+1}` (see the crate docs).
+    /// The containment query: `C{m,n}` (see the crate docs).
     pub fn query(&self) -> &RegexSpec {
         &self.query
     }
@@ -179,7 +182,7 @@ impl Slices {
         for (spec, toks) in specs.iter().zip(&members) {
             let mask =
                 TokenSet::from_ids(n, toks.iter().copied()).map_err(|e| Error(e.to_string()))?;
-            let query = RegexSpec::Regex(spec.regex(spec.min + 1, spec.max.map(|m| m + 1)));
+            let query = RegexSpec::Regex(spec.regex(spec.min, spec.max));
             slices.push(Slice { spec: spec.clone(), query, mask, trie: sub(toks)? });
         }
         Ok(Slices { slices, rest: sub(&rest)? })
