@@ -8,8 +8,10 @@
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LexerLimits {
     /// Work allowed for one cold transition (the derivatives of all live lexemes on one byte
-    /// plus their emptiness checks) or one state's creation. Default 500_000 (a JSON or
-    /// programming-language lexer needs well under 1_000 per step).
+    /// plus their emptiness checks) or one state's creation. Default 5_000_000 (a JSON or
+    /// programming-language lexer needs well under 1_000 per step; the first step into a
+    /// `format: hostname` string, an intersection of two counted repeats, needs 2–5
+    /// million and takes a few milliseconds).
     pub step_fuel: u64,
     /// Work allowed over the lexer's lifetime, including compiling the spec; bounds the memory
     /// of the derivative engine's expression store. Default 50_000_000.
@@ -31,7 +33,7 @@ pub struct LexerLimits {
 impl Default for LexerLimits {
     fn default() -> Self {
         LexerLimits {
-            step_fuel: 500_000,
+            step_fuel: 5_000_000,
             total_fuel: 50_000_000,
             max_states: 50_000,
             max_depth: 200,

@@ -915,8 +915,15 @@ impl<'a> Ctx<'a> {
                         Some(rx) => {
                             let mut spec = RegexSpec::Regex(rx);
                             let ex = ecma::format_exclusions(f);
-                            if !ex.is_empty() {
+                            let max = ecma::format_max_len(f);
+                            if !ex.is_empty() || max.is_some() {
                                 let mut v = vec![spec];
+                                if let Some(n) = max {
+                                    v.push(RegexSpec::Regex(format!(
+                                        "{}{{0,{n}}}",
+                                        ecma::ANY_CHAR
+                                    )));
+                                }
                                 for e in ex {
                                     v.push(RegexSpec::Not(Box::new(RegexSpec::Regex(e))));
                                 }

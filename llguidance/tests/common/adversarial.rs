@@ -108,8 +108,13 @@ pub fn run(f: &ParserFactory, case: &Case) -> (Duration, Result<(), String>) {
         (Expect::Works { accept, reject }, Ok(m)) => {
             let run = |text: &str| {
                 let mut m = m.deep_clone();
-                text.bytes().all(|b| m.consume_token(TokenId(b as u32)).is_ok())
-                    && m.is_accepting().unwrap_or(false)
+                // Each byte must be in the mask computed before it (masks walk every byte
+                // from each state, which consuming alone would not).
+                text.bytes().all(|b| {
+                    let t = TokenId(b as u32);
+                    m.compute_mask().is_ok_and(|mask| mask.contains(t))
+                        && m.consume_token(t).is_ok()
+                }) && m.is_accepting().unwrap_or(false)
             };
             if !run(accept) {
                 Err(format!("should accept {accept:?}"))

@@ -41,6 +41,9 @@ struct SchemaResult {
     slice_diff: Option<String>,
     /// The slowest mask of each valid instance: (µs, where and after what text).
     slowest: Vec<(f64, String)>,
+    /// Instances replayed on the compiled schema: [valid, valid rejected, invalid, invalid
+    /// accepted].
+    instances: [u64; 4],
 }
 
 /// What one replay checks besides timing.
@@ -188,6 +191,7 @@ fn run_schema(
         slice_checked: 0,
         slice_diff: None,
         slowest: vec![],
+        instances: [0; 4],
     };
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -211,6 +215,7 @@ fn run_schema(
     let mut slowest = Vec::new();
     let mut outcome = Outcome::Pass;
     let mut detail = String::new();
+    let mut instances = [0u64; 4];
     for (i, t) in tests.iter().enumerate() {
         let valid = t.get("valid").and_then(|v| v.as_bool()).unwrap_or(true);
         let data = t.get("data").cloned().unwrap_or(serde_json::Value::Null);
@@ -237,6 +242,13 @@ fn run_schema(
             let tail: String =
                 text.chars().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect();
             slowest.push((us, format!("{file} test {i} token {k} after …{tail:?}")));
+        }
+        if let Ok(ok) = r {
+            let k = if valid { 0 } else { 2 };
+            instances[k] += 1;
+            if ok != valid {
+                instances[k + 1] += 1;
+            }
         }
         match r {
             Err(()) => {
@@ -269,6 +281,7 @@ fn run_schema(
         slice_checked: check.compared,
         slice_diff,
         slowest,
+        instances,
     }
 }
 
@@ -387,6 +400,22 @@ pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
     println!("schemas {}  compiled {}  compile_errors {}  validation_errors {}  invalidation_errors {}  timeouts {}  pass {}",
         results.len(), ttfm.len(), count(Outcome::CompileError), count(Outcome::ValidationError),
         count(Outcome::InvalidationError), count(Outcome::Timeout), count(Outcome::Pass));
+    let inst = results.iter().fold([0u64; 4], |mut a, r| {
+        for (x, y) in a.iter_mut().zip(r.instances) {
+            *x += y;
+        }
+        a
+    });
+    let share = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
+    println!(
+        "instances of compiled schemas: valid {} ({} rejected, {:.2}%)  invalid {} ({} accepted, {:.2}%)",
+        inst[0],
+        inst[1],
+        share(inst[1], inst[0]),
+        inst[2],
+        inst[3],
+        share(inst[3], inst[2])
+    );
     println!(
         "TTFM µs: p50 {:.0}  p90 {:.0}  p99 {:.0}  max {:.0}",
         pct(&ttfm, 0.5),
@@ -446,6 +475,7 @@ pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
             "schemas": results.len(), "compiled": ttfm.len(), "compile_errors": count(Outcome::CompileError),
             "validation_errors": count(Outcome::ValidationError), "invalidation_errors": count(Outcome::InvalidationError),
             "timeouts": count(Outcome::Timeout), "masks": tbm.len(),
+            "instances": {"valid": inst[0], "valid_rejected": inst[1], "invalid": inst[2], "invalid_accepted": inst[3]},
             "ttfm_us": {"p50": pct(&ttfm, 0.5), "p90": pct(&ttfm, 0.9), "p99": pct(&ttfm, 0.99), "max": pct(&ttfm, 1.0)},
             "tbm_us": {"mean": mean, "p50": pct(&tbm, 0.5), "p90": pct(&tbm, 0.9), "p99": pct(&tbm, 0.99), "p999": pct(&tbm, 0.999), "max": pct(&tbm, 1.0)},
         });
