@@ -121,6 +121,22 @@ impl Chart {
             })
     }
 
+    /// The token-id ranges the items of row `r` expect (token terminals), in item order.
+    pub(crate) fn expected_token_ranges(&self, cfg: &Cfg, r: u32) -> Vec<(u32, u32)> {
+        if !self.rows[r as usize].has_special {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for it in self.row_items(r) {
+            if let Ok(sym) = cfg.at_dot(it.dot()) {
+                if let Some(Terminal::SpecialTokens(ranges)) = &cfg.symbol(sym).terminal {
+                    out.extend_from_slice(ranges);
+                }
+            }
+        }
+        out
+    }
+
     /// The closure of the kernel: predict and complete (nullable symbols advanced at
     /// prediction, as Aycock and Horspool), then the lexemes allowed after the row.
     fn push_row(&mut self, cfg: &Cfg, limits: &ParserLimits) -> Result<u32, Error> {

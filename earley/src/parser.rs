@@ -6,7 +6,7 @@ use hashbrown::HashMap;
 use lexer::{LexemeIdx, LexemeSet, Lexer, StateId, Step};
 use toktrie::{Recognizer, TokTrie, TokenId, TokenSet, Vocabulary};
 
-use crate::cfg::Cfg;
+use crate::cfg::{Cfg, SymIdx, Terminal};
 use crate::chart::Chart;
 use crate::{Error, ErrorKind};
 
@@ -98,6 +98,9 @@ pub struct Parser<L> {
     items_at_step_start: usize,
     error: Option<Error>,
     stats: ParserStats,
+    /// Whether the grammar has token terminals (`<[id]>`): masks then add the tokens
+    /// they expect, and a token they expect is scanned as one.
+    token_terminals: bool,
 }
 
 impl<L: Lexer> Parser<L> {
@@ -119,7 +122,12 @@ impl<L: Lexer> Parser<L> {
             items_at_step_start: 0,
             error: None,
             stats: ParserStats::default(),
+            token_terminals: false,
         };
+        p.token_terminals = (0..p.cfg.num_symbols()).any(|i| {
+            let s = p.cfg.symbol(SymIdx(i as u32));
+            s.used && matches!(s.terminal, Some(Terminal::SpecialTokens(_)))
+        });
         let r = p.chart.start(&p.cfg, &p.opts.limits)?;
         p.stats.rows_computed += 1;
         let s = p.lexer_start(r)?;
@@ -336,7 +344,31 @@ impl<L: Lexer> Parser<L> {
         let mut mask = TokenSet::new(trie.vocab_size());
         trie.add_bias(self, &mut mask, &[]);
         self.check_error()?;
+        self.add_token_terminals(&mut mask)?;
         Ok(mask)
+    }
+
+    /// Adds to `mask` the tokens a token terminal (`<[id]>`, `!<[id]>`) expected here
+    /// allows, regular ones included: such a terminal is one whole token, so it can only
+    /// start at the current position (after the pending lexeme, if that can end). EOS
+    /// tokens are left to the accepting state. Part of [`Parser::compute_mask`]; callers
+    /// assembling a mask from [`Parser::add_bias`] walks call it once at the end.
+    pub fn add_token_terminals(&mut self, mask: &mut TokenSet) -> Result<(), Error> {
+        self.check_error()?;
+        if !self.token_terminals {
+            return Ok(());
+        }
+        let Some(r) = self.row_if_ended()? else { return Ok(()) };
+        let n = mask.universe() as u32;
+        for (a, b) in self.chart.expected_token_ranges(&self.cfg, r) {
+            for t in a..=b.min(n.saturating_sub(1)) {
+                if !self.opts.eos.contains(&TokenId(t)) {
+                    mask.insert(TokenId(t));
+                }
+            }
+        }
+        self.drop_speculative();
+        Ok(())
     }
 
     /// Adds to `mask` the tokens of `trie` allowed now (a walk of one vocabulary slice; the
@@ -378,12 +410,25 @@ impl<L: Lexer> Parser<L> {
         if bytes.is_empty() {
             return Err(Error::new(ErrorKind::Rejected, format!("token {tok} has no bytes")));
         }
-        if vocab.is_special(tok) {
+        if vocab.is_special(tok) || self.token_terminal_expected(tok)? {
+            // A regular token a token terminal expects is scanned as that terminal (one
+            // whole token), also where its bytes would match lexemes too (as LLGuidance).
             self.consume_special(tok)
         } else {
             let bytes = bytes.to_vec();
             self.consume_bytes(&bytes)
         }
+    }
+
+    /// Whether a token terminal can take `tok` now (after the pending lexeme, if it can end).
+    fn token_terminal_expected(&mut self, tok: TokenId) -> Result<bool, Error> {
+        if !self.token_terminals || self.opts.eos.contains(&tok) {
+            return Ok(false);
+        }
+        let Some(r) = self.row_if_ended()? else { return Ok(false) };
+        let yes = self.chart.expects_special(&self.cfg, r, tok.0);
+        self.drop_speculative();
+        Ok(yes)
     }
 
     /// Consumes a special token (EOS: allowed iff accepting; changes nothing else).

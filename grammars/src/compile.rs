@@ -496,12 +496,6 @@ impl Lowering<'_> {
                         ),
                     ));
                 }
-                if let Some(t) = (a..=b).find(|&t| !vocab.is_special(toktrie::TokenId(t))) {
-                    return Err(Error::new(
-                        ErrorKind::Unsupported,
-                        format!("token {t} is a regular token: token-id terminals are supported for special tokens only"),
-                    ));
-                }
             }
             Ok(())
         };
@@ -520,6 +514,24 @@ impl Lowering<'_> {
                 .map(|&t| (t, t))
                 .collect()),
             SpecialToken::Any => Ok(specials.iter().map(|&t| (t, t)).collect()),
+            SpecialToken::AnyTokenExcept(inner) => {
+                // Any single token, regular or special, but these and EOS.
+                let mut out: Vec<(u32, u32)> = self.special_ranges(inner)?;
+                out.extend(vocab.eos_tokens().iter().map(|t| (t.0, t.0)));
+                out.sort_unstable();
+                let mut ranges = Vec::new();
+                let mut next = 0u32;
+                for (a, b) in out {
+                    if a > next {
+                        ranges.push((next, a - 1));
+                    }
+                    next = next.max(b.saturating_add(1));
+                }
+                if (next as usize) < vocab.len() {
+                    ranges.push((next, vocab.len() as u32 - 1));
+                }
+                Ok(ranges)
+            }
         }
     }
 

@@ -395,7 +395,9 @@ impl P<'_> {
                 let mut s = String::new();
                 loop {
                     match self.b.get(self.i) {
-                        None | Some(b'\n') => return Err(self.err(ErrorKind::Syntax, "unterminated string", at)),
+                        None | Some(b'\n') => {
+                            return Err(self.err(ErrorKind::Syntax, "unterminated string", at))
+                        }
                         Some(b'"') => {
                             self.i += 1;
                             return Ok(G::Lit(s));
@@ -419,7 +421,13 @@ impl P<'_> {
                 let mut n = 0;
                 loop {
                     match self.b.get(self.i) {
-                        None | Some(b'\n') => return Err(self.err(ErrorKind::Syntax, "unterminated character class", at)),
+                        None | Some(b'\n') => {
+                            return Err(self.err(
+                                ErrorKind::Syntax,
+                                "unterminated character class",
+                                at,
+                            ))
+                        }
                         Some(b']') if n > 0 || !class.ends_with('[') && !class.ends_with('^') => {
                             self.i += 1;
                             break;
@@ -442,7 +450,11 @@ impl P<'_> {
                 }
                 class.push(']');
                 if regex_syntax::ParserBuilder::new().build().parse(&class).is_err() {
-                    return Err(self.err(ErrorKind::Value, &format!("bad character class {class}"), at));
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &format!("bad character class {class}"),
+                        at,
+                    ));
                 }
                 Ok(G::Class(class))
             }
@@ -450,17 +462,28 @@ impl P<'_> {
                 self.i += 1;
                 Ok(G::Any)
             }
-            b'!' => Err(self.err(
-                ErrorKind::Unsupported,
-                "negated token references !<...> are not supported (they range over regular tokens)",
-                at,
-            )),
+            b'!' => {
+                if self.b.get(at + 1) != Some(&b'<') {
+                    return Err(self.err(ErrorKind::Syntax, "expected <...> after !", at));
+                }
+                self.i += 1;
+                match self.atom()? {
+                    G::Token(t) => Ok(G::Token(SpecialToken::AnyTokenExcept(Box::new(t)))),
+                    _ => Err(self.err(ErrorKind::Syntax, "expected <...> after !", at)),
+                }
+            }
             b'<' => {
-                let end = self.src[at..].find('>').ok_or_else(|| self.err(ErrorKind::Syntax, "unterminated <...>", at))? + at;
+                let end = self.src[at..]
+                    .find('>')
+                    .ok_or_else(|| self.err(ErrorKind::Syntax, "unterminated <...>", at))?
+                    + at;
                 let body = &self.src[at + 1..end];
                 self.i = end + 1;
                 if let Some(ids) = body.strip_prefix('[').and_then(|b| b.strip_suffix(']')) {
-                    let id: u32 = ids.trim().parse().map_err(|_| self.err(ErrorKind::Value, "bad token id", at))?;
+                    let id: u32 = ids
+                        .trim()
+                        .parse()
+                        .map_err(|_| self.err(ErrorKind::Value, "bad token id", at))?;
                     Ok(G::Token(SpecialToken::Ids(vec![(id, id)])))
                 } else {
                     Ok(G::Token(SpecialToken::Name(format!("<{body}>"))))

@@ -99,6 +99,9 @@ pub enum SpecialToken {
     NotIds(Vec<(u32, u32)>),
     /// Any special token, `<[*]>`.
     Any,
+    /// Any single token, regular or special, except these and EOS: GBNF `!<[id]>`,
+    /// `!<name>`.
+    AnyTokenExcept(Box<SpecialToken>),
 }
 
 /// Rule attributes.

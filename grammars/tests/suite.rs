@@ -134,8 +134,10 @@ fn accepts(g: &grammars::CompiledGrammar, vocab: &Vocabulary, input: &str) -> bo
         } else {
             let ch = rest.chars().next().unwrap();
             let mut buf = [0u8; 4];
+            // One token per byte (token id = byte), so token terminals (`<[97]>`,
+            // `!<[258]>`) see whole tokens.
             for &b in ch.encode_utf8(&mut buf).as_bytes() {
-                if p.consume_bytes(&[b]).is_err() {
+                if p.consume_token(vocab, toktrie::TokenId(b as u32)).is_err() {
                     return false;
                 }
             }

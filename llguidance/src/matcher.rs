@@ -559,5 +559,6 @@ fn sliced_mask(
         }
     }
     p.add_bias(slices.rest(), &mut mask)?;
+    p.add_token_terminals(&mut mask)?;
     Ok(mask)
 }

@@ -477,3 +477,41 @@ fn captures_exclude_a_literal_stop_and_stop_capture_holds_it() {
     assert!(caps.contains(&("a".to_string(), b"yes sir".to_vec())), "{caps:?}");
     assert!(caps.contains(&("s".to_string(), b"<END>".to_vec())), "{caps:?}");
 }
+
+/// GBNF token terminals over regular tokens: `!<[id]>` allows any single token but `id`
+/// and EOS (sliced and unsliced masks alike), a token taken by it is one whole token, and
+/// `<[id]>` takes exactly that regular token.
+#[test]
+fn gbnf_token_terminals_over_regular_tokens() {
+    let f = o200k_factory();
+    let n = f.tokenizer().vocab().len();
+    let eos = f.tokenizer().vocab().eos_tokens().to_vec();
+    let g = GrammarSource::Gbnf("root ::= \"x\" !<[100]> \"y\"".into());
+    let mut m = f.create_matcher(&g).unwrap();
+    let x = f.tokenizer().tokenize("x").unwrap();
+    m.consume_tokens(&x).unwrap();
+    let mask = m.compute_mask().unwrap();
+    let mut plain = m.deep_clone();
+    plain.set_slicing(false);
+    assert_eq!(mask, plain.compute_mask().unwrap());
+    assert!(!mask.contains(TokenId(100)));
+    assert!(eos.iter().all(|&t| !mask.contains(t)));
+    assert_eq!(mask.count(), n - 1 - eos.len());
+    // A long regular token is one token for the terminal.
+    let long = f.tokenizer().tokenize(" because").unwrap();
+    assert_eq!(long.len(), 1);
+    m.consume_token(long[0]).unwrap();
+    let y = f.tokenizer().tokenize("y").unwrap();
+    assert!(m.compute_mask().unwrap().contains(y[0]));
+    m.consume_tokens(&y).unwrap();
+    assert!(m.is_accepting().unwrap());
+    assert!(m.deep_clone().consume_token(TokenId(100)).is_err());
+
+    let g = GrammarSource::Gbnf("root ::= <[100]> \"y\"".into());
+    let mut m = f.create_matcher(&g).unwrap();
+    let mask = m.compute_mask().unwrap();
+    assert_eq!(mask.iter().collect::<Vec<_>>(), vec![TokenId(100)]);
+    m.consume_token(TokenId(100)).unwrap();
+    m.consume_tokens(&y).unwrap();
+    assert!(m.is_accepting().unwrap());
+}
