@@ -279,6 +279,9 @@ impl<L: Lexer> Parser<L> {
     fn push_byte_fast(&mut self, b: u8) -> Result<bool, Error> {
         let top = *self.stack.last().expect("the stack holds the start");
         if let Some(s) = self.lexer.step_warm(top.lexer, b) {
+            if s == StateId::DEAD {
+                return Ok(false);
+            }
             self.stats.bytes_pushed += 1;
             self.stack.push(Pos { row: top.row, lexer: s });
             return Ok(true);

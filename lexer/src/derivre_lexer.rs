@@ -183,7 +183,7 @@ impl DerivreLexer {
             if self.class_of[*b0 as usize] != self.class_of[byte as usize] {
                 let idx =
                     state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
-                self.table[idx] = StateId::DEAD;
+                self.table[idx] = self.entry(state, StateId::DEAD);
                 self.num_transitions += 1;
                 return Ok(StateId::DEAD);
             }
@@ -202,10 +202,26 @@ impl DerivreLexer {
         }
         let s = if next.is_empty() { StateId::DEAD } else { self.intern(next)? };
         let idx = state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
-        let must_end = self.flags[s.as_usize()].must_end();
-        self.table[idx] = if must_end { StateId(s.0 | MUST_END) } else { s };
+        self.table[idx] = self.entry(state, s);
         self.num_transitions += 1;
         Ok(s)
+    }
+
+    /// The table entry of a transition `from` → `to`: the target with the must-end bit when
+    /// the lexeme must end with the byte; DEAD from an accepting state (the lexeme ends
+    /// before the byte) also carries the bit, so a plain DEAD entry always means
+    /// [`Step::Reject`] and [`Lexer::step_warm`] can answer it.
+    fn entry(&self, from: StateId, to: StateId) -> StateId {
+        let end = if to == StateId::DEAD {
+            self.flags[from.as_usize()].is_accepting()
+        } else {
+            self.flags[to.as_usize()].must_end()
+        };
+        if end {
+            StateId(to.0 | MUST_END)
+        } else {
+            to
+        }
     }
 
     /// derivre's symbolic containment check of `query` in the prefixes of `state`: each
@@ -402,6 +418,36 @@ impl DerivreLexer {
         if let Some(&e) = self.prefix_queries.get(query) {
             return e;
         }
+        if let Some(q) = ClassRepeat::parse_cached(query) {
+            // `C{m,n}` straight from its UTF-8 sequences: no regex parse per lexer.
+            let x = &mut self.exprs;
+            let mut chars: Vec<ExprRef> = q
+                .class
+                .seqs()
+                .iter()
+                .map(|seq| {
+                    let parts: Vec<ExprRef> = seq
+                        .iter()
+                        .map(|bytes| {
+                            let mut set = [0u32; 8];
+                            for &b in bytes {
+                                set[b as usize / 32] |= 1 << (b % 32);
+                            }
+                            match bytes.len() {
+                                0 => ExprRef::NO_MATCH,
+                                1 => x.mk_byte(bytes[0]),
+                                _ => x.mk_byte_set(&set),
+                            }
+                        })
+                        .collect();
+                    x.mk_concat_vec(&parts)
+                })
+                .collect();
+            let class = x.mk_or(&mut chars);
+            let e = Some(x.mk_repeat(class, q.min, q.max.unwrap_or(u32::MAX)));
+            self.prefix_queries.insert(query.clone(), e);
+            return e;
+        }
         let exprs = &mut self.exprs;
         let e = fold("query", query, self.limits.max_depth, |node, args| {
             translate_raw(exprs, node, args).ok_or_else(|| {
@@ -557,8 +603,9 @@ impl Lexer for DerivreLexer {
     fn step_warm(&self, state: StateId, byte: u8) -> Option<StateId> {
         let idx = state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
         let e = self.table.get(idx)?.0;
-        // MISSING has the must-end bit set too, so one test rules out both; DEAD is 0.
-        (e & MUST_END == 0 && e != StateId::DEAD.0).then_some(StateId(e))
+        // MISSING has the must-end bit set too, so one test rules out both; a plain DEAD
+        // entry is a rejection (see `entry`).
+        (e & MUST_END == 0).then_some(StateId(e))
     }
 
     /// One table load when warm: the entry carries the target's "must end" bit.
@@ -620,10 +667,28 @@ impl Lexer for DerivreLexer {
         // `C{m,n}` by walking the DFA (cheap when warm, and decisive both ways; out of budget
         // it is "unknown": walking the slice's trie then costs less than the symbolic check,
         // ~5 ms on a bounded repeat); the symbolic check for other shapes.
+        let parsed = ClassRepeat::parse_cached(query);
+        // Every one-character string of the class must live (a query holding longer strings
+        // holds their one-character prefixes): one byte of the class's first bytes leading
+        // to DEAD settles it, before any walk or symbolic check. Most states of a trie walk
+        // (structure, numbers, keys) end here; the transitions are the ones the walk of the
+        // slice needs anyway.
+        if let Some(q) = parsed.as_ref().filter(|q| q.max != Some(0)) {
+            let mut seen = [false; 256];
+            for &b in q.first_bytes.iter() {
+                if std::mem::replace(&mut seen[self.class_of[b as usize] as usize], true) {
+                    continue;
+                }
+                match self.advance(state, b) {
+                    Ok(s) if s != StateId::DEAD => {}
+                    _ => return Containment::Unknown,
+                }
+            }
+        }
         let q = match self.class_repeats.get(query) {
             Some(&q) => q,
             None => {
-                let q = ClassRepeat::parse(query).map(|q| {
+                let q = parsed.map(|q| {
                     let c = q.class.reduced(&self.class_of);
                     let i = match self.walk_classes.iter().position(|x| *x == c) {
                         Some(i) => i,

@@ -142,7 +142,7 @@ pub trait Lexer {
     /// (a character class repeated) by walking this lexer's states
     /// ([`crate::prefixes`]) and anything else with [`Containment::Unknown`].
     fn check_prefixes(&mut self, state: StateId, query: &RegexSpec) -> Containment {
-        match crate::prefixes::ClassRepeat::parse(query) {
+        match crate::prefixes::ClassRepeat::parse_cached(query) {
             Some(q) => crate::prefixes::check_class_repeat(self, state, &q),
             None => Containment::Unknown,
         }
@@ -152,8 +152,9 @@ pub trait Lexer {
     fn num_bytes(&self) -> usize;
 
     /// The hot path of [`step`](Lexer::step): `Some(next)` when the transition is already
-    /// known and is [`Step::Continue`]`(next)`; `None` when it is not known yet or is
-    /// anything else (then call `step`). Never builds anything. Default: always `None`.
+    /// known and is [`Step::Continue`]`(next)`, `Some(StateId::DEAD)` when it is known to be
+    /// [`Step::Reject`]; `None` when it is not known yet or is anything else (then call
+    /// `step`). Never builds anything. Default: always `None`.
     #[inline]
     fn step_warm(&self, state: StateId, byte: u8) -> Option<StateId> {
         let _ = (state, byte);

@@ -15,6 +15,10 @@
 use regex_syntax::hir::{Class, HirKind};
 use regex_syntax::utf8::Utf8Sequences;
 
+use std::sync::Arc;
+
+use hashbrown::HashMap;
+
 use crate::{Containment, Lexer, RegexSpec, StateId};
 
 /// Advances one walk may make (table lookups when warm).
@@ -71,6 +75,20 @@ impl CharClass {
 }
 
 impl CharClass {
+    /// The characters: each a sequence of positions, each position the bytes it may hold.
+    pub fn seqs(&self) -> &[Vec<Vec<u8>>] {
+        &self.seqs
+    }
+
+    /// The distinct bytes a character of the class may start with, in increasing order.
+    pub fn first_bytes(&self) -> Vec<u8> {
+        let mut seen = [false; 256];
+        for b in self.seqs.iter().filter_map(|s| s.first()).flatten() {
+            seen[*b as usize] = true;
+        }
+        (0..=255u8).filter(|&b| seen[b as usize]).collect()
+    }
+
     /// How many distinct bytes a character of the class may start with.
     pub fn num_first_bytes(&self) -> usize {
         let mut seen = [false; 256];
@@ -86,20 +104,48 @@ impl CharClass {
 pub struct ClassRepeat {
     /// `C`.
     pub class: CharClass,
+    /// The least count.
+    pub min: u32,
     /// `None`: unbounded.
     pub max: Option<u32>,
+    /// The distinct bytes a character of `class` may start with.
+    pub first_bytes: Vec<u8>,
 }
 
+/// Queries already parsed, shared by every lexer of the process: the slicer asks the same
+/// few queries of each new grammar's lexer, and parsing one with regex-syntax was a third
+/// of a first mask's time (measured on MaskBench schemas).
+#[allow(clippy::type_complexity)]
+static PARSED: std::sync::Mutex<Option<HashMap<RegexSpec, Option<Arc<ClassRepeat>>>>> =
+    std::sync::Mutex::new(None);
+/// Entries kept in [`PARSED`] (cleared when full: the queries of a few slicers fit).
+const PARSED_MAX: usize = 256;
+
 impl ClassRepeat {
+    /// [`ClassRepeat::parse`] through a process-wide cache.
+    pub fn parse_cached(query: &RegexSpec) -> Option<Arc<ClassRepeat>> {
+        let mut guard = PARSED.lock().unwrap_or_else(|e| e.into_inner());
+        let map = guard.get_or_insert_with(HashMap::new);
+        if let Some(q) = map.get(query) {
+            return q.clone();
+        }
+        let q = ClassRepeat::parse(query).map(Arc::new);
+        if map.len() >= PARSED_MAX {
+            map.clear();
+        }
+        map.insert(query.clone(), q.clone());
+        q
+    }
+
     /// Recognizes `C{m,n}` / `C{m,}` / `C+` / `C*` / `C` in a query; `None` for any other
     /// shape.
     pub fn parse(query: &RegexSpec) -> Option<ClassRepeat> {
         let RegexSpec::Regex(rx) = query else { return None };
         let hir = regex_syntax::ParserBuilder::new().build().parse(rx).ok()?;
         // regex-syntax folds `C{1}` / `C{1,1}` into the class itself.
-        let (class, max) = match hir.kind() {
-            HirKind::Repetition(rep) => (rep.sub.kind(), rep.max),
-            k @ HirKind::Class(_) => (k, Some(1)),
+        let (class, min, max) = match hir.kind() {
+            HirKind::Repetition(rep) => (rep.sub.kind(), rep.min, rep.max),
+            k @ HirKind::Class(_) => (k, 1, Some(1)),
             _ => return None,
         };
         let range = |lo: u8, hi: u8| (lo..=hi).collect::<Vec<u8>>();
@@ -115,7 +161,9 @@ impl ClassRepeat {
             }
             _ => return None,
         };
-        Some(ClassRepeat { class: CharClass { seqs }, max })
+        let class = CharClass { seqs };
+        let first_bytes = class.first_bytes();
+        Some(ClassRepeat { class, min, max, first_bytes })
     }
 }
 
