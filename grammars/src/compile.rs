@@ -2,7 +2,7 @@
 //! nonterminals for nested groups, left recursion for `*` and `+`, O(log n) rules for
 //! counted repeats), lexemes deduplicated, special tokens resolved against the vocabulary.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::sync::Arc;
 
 use earley::{Cfg, CfgBuilder, CfgLimits, SymIdx, SymbolProps};
@@ -575,6 +575,39 @@ impl Lowering<'_> {
     }
 }
 
+/// Whether regex `s` matches the empty string, through a process-wide cache: the same few
+/// regexes come back in every grammar of a kind (JSON strings, numbers), and parsing them
+/// again was a tenth of a MaskBench schema's compile time.
+fn regex_nullable(s: &str) -> bool {
+    use std::sync::Mutex;
+    /// Regexes kept (cleared when full) and the longest one cached.
+    const MAX_ENTRIES: usize = 4096;
+    const MAX_LEN: usize = 4096;
+    static CACHE: Mutex<Option<HashMap<String, bool>>> = Mutex::new(None);
+    let compute = || {
+        regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(s)
+            .is_ok_and(|h| h.properties().minimum_len() == Some(0))
+    };
+    if s.len() > MAX_LEN {
+        return compute();
+    }
+    if let Some(&r) =
+        CACHE.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(HashMap::new).get(s)
+    {
+        return r;
+    }
+    let r = compute();
+    let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let map = guard.get_or_insert_with(HashMap::new);
+    if map.len() >= MAX_ENTRIES {
+        map.clear();
+    }
+    map.insert(s.to_string(), r);
+    r
+}
+
 /// Whether `rx` matches the empty string (conservative for deep specs: `false` past a
 /// depth, which only loses the epsilon alternative, never adds strings).
 fn nullable(rx: &RegexSpec, depth: usize) -> bool {
@@ -586,10 +619,7 @@ fn nullable(rx: &RegexSpec, depth: usize) -> bool {
         RegexSpec::Literal(s) => s.is_empty(),
         RegexSpec::Bytes(b) => b.is_empty(),
         RegexSpec::ByteSet(_) | RegexSpec::MultipleOf { .. } | RegexSpec::NoMatch => false,
-        RegexSpec::Regex(s) => regex_syntax::ParserBuilder::new()
-            .build()
-            .parse(s)
-            .is_ok_and(|h| h.properties().minimum_len() == Some(0)),
+        RegexSpec::Regex(s) => regex_nullable(s),
         RegexSpec::Concat(xs) | RegexSpec::And(xs) => xs.iter().all(rec),
         RegexSpec::Or(xs) => xs.iter().any(rec),
         RegexSpec::Not(x) => !rec(x),

@@ -14,7 +14,7 @@
 //! over-approximated), or if its strings never extend one another (a fixed literal).
 //! Other terminal-only rules stay rules over one-character lexemes: slower, never wrong.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use lexer::RegexSpec;
 

@@ -2,7 +2,9 @@
 //! schema is recursion in the grammar), scalars as single lexemes, arrays and objects as
 //! small state machines over counts.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use hashbrown::HashMap;
 
 use lexer::RegexSpec;
 

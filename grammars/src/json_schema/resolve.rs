@@ -2,7 +2,7 @@
 //! locations (JSON pointers into the document). Only references within the document are
 //! supported; remote ones are an error.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use serde_json::Value;
 
@@ -81,8 +81,12 @@ pub(crate) fn escape_token(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 
-fn unescape_token(s: &str) -> String {
-    s.replace("~1", "/").replace("~0", "~")
+fn unescape_token(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('~') {
+        s.replace("~1", "/").replace("~0", "~").into()
+    } else {
+        s.into()
+    }
 }
 
 fn percent_decode(s: &str) -> String {
@@ -186,7 +190,7 @@ impl<'a> Doc<'a> {
         for tok in loc.strip_prefix('/')?.split('/') {
             let t = unescape_token(tok);
             v = match v {
-                Value::Object(m) => m.get(&t)?,
+                Value::Object(m) => m.get(t.as_ref())?,
                 Value::Array(a) => a.get(t.parse::<usize>().ok()?)?,
                 _ => return None,
             };

@@ -4,7 +4,7 @@
 //! arrays and objects are unions of structural constraints whose children are again
 //! expressions, normalized lazily (so recursive schemas stay finite).
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::rc::Rc;
 
 use lexer::RegexSpec;
