@@ -669,16 +669,14 @@ impl Lexer for DerivreLexer {
         // ~5 ms on a bounded repeat); the symbolic check for other shapes.
         let parsed = ClassRepeat::parse_cached(query);
         // Every one-character string of the class must live (a query holding longer strings
-        // holds their one-character prefixes): one byte of the class's first bytes leading
-        // to DEAD settles it, before any walk or symbolic check. Most states of a trie walk
-        // (structure, numbers, keys) end here; the transitions are the ones the walk of the
-        // slice needs anyway.
+        // holds their one-character prefixes): one of its first bytes leading to DEAD
+        // settles it before any walk or symbolic check. A few representative bytes (a
+        // letter of each case, a digit) rule out most states of a trie walk (structure,
+        // numbers, literals) for a few transitions the walk needs anyway; trying every
+        // first byte cost a cold derivative per byte class in key states, which the
+        // symbolic check then proves contained without them.
         if let Some(q) = parsed.as_ref().filter(|q| q.max != Some(0)) {
-            let mut seen = [false; 256];
-            for &b in q.first_bytes.iter() {
-                if std::mem::replace(&mut seen[self.class_of[b as usize] as usize], true) {
-                    continue;
-                }
+            for &b in q.probe_bytes.iter() {
                 match self.advance(state, b) {
                     Ok(s) if s != StateId::DEAD => {}
                     _ => return Containment::Unknown,

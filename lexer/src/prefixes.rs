@@ -80,15 +80,6 @@ impl CharClass {
         &self.seqs
     }
 
-    /// The distinct bytes a character of the class may start with, in increasing order.
-    pub fn first_bytes(&self) -> Vec<u8> {
-        let mut seen = [false; 256];
-        for b in self.seqs.iter().filter_map(|s| s.first()).flatten() {
-            seen[*b as usize] = true;
-        }
-        (0..=255u8).filter(|&b| seen[b as usize]).collect()
-    }
-
     /// How many distinct bytes a character of the class may start with.
     pub fn num_first_bytes(&self) -> usize {
         let mut seen = [false; 256];
@@ -108,8 +99,9 @@ pub struct ClassRepeat {
     pub min: u32,
     /// `None`: unbounded.
     pub max: Option<u32>,
-    /// The distinct bytes a character of `class` may start with.
-    pub first_bytes: Vec<u8>,
+    /// A few bytes that start one-byte characters of `class` (the first lowercase letter,
+    /// uppercase letter and digit it holds, else its first byte): quick probes.
+    pub probe_bytes: Vec<u8>,
 }
 
 /// Queries already parsed, shared by every lexer of the process: the slicer asks the same
@@ -162,8 +154,20 @@ impl ClassRepeat {
             _ => return None,
         };
         let class = CharClass { seqs };
-        let first_bytes = class.first_bytes();
-        Some(ClassRepeat { class, min, max, first_bytes })
+        let single: Vec<u8> = class
+            .seqs
+            .iter()
+            .filter(|s| s.len() == 1)
+            .flat_map(|s| s[0].iter().copied())
+            .collect();
+        let mut probe_bytes: Vec<u8> = [b'a'..=b'z', b'A'..=b'Z', b'0'..=b'9']
+            .into_iter()
+            .filter_map(|mut r| r.find(|b| single.contains(b)))
+            .collect();
+        if probe_bytes.is_empty() {
+            probe_bytes.extend(single.iter().min());
+        }
+        Some(ClassRepeat { class, min, max, probe_bytes })
     }
 }
 
