@@ -73,6 +73,39 @@ impl Default for Boundaries {
     }
 }
 
+/// The class boundaries regex `rx` needs (none if it does not parse), through a
+/// process-wide cache: grammars of one kind repeat the same regexes (JSON strings, numbers),
+/// and parsing them here was a third of building a MaskBench schema's lexer.
+fn regex_boundaries(rx: &str) -> [bool; 256] {
+    use std::sync::Mutex;
+    /// Regexes kept (cleared when full) and the longest one cached.
+    const MAX_ENTRIES: usize = 4096;
+    const MAX_LEN: usize = 4096;
+    static CACHE: Mutex<Option<hashbrown::HashMap<String, [bool; 256]>>> = Mutex::new(None);
+    let compute = || {
+        let mut b = Boundaries::default();
+        if let Ok(hir) = regex_syntax::ParserBuilder::new().build().parse(rx) {
+            b.add_hir(&hir);
+        }
+        b.after
+    };
+    if rx.len() > MAX_LEN {
+        return compute();
+    }
+    let lock = || CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(c) = lock().get_or_insert_with(hashbrown::HashMap::new).get(rx) {
+        return *c;
+    }
+    let c = compute();
+    let mut guard = lock();
+    let map = guard.get_or_insert_with(hashbrown::HashMap::new);
+    if map.len() >= MAX_ENTRIES {
+        map.clear();
+    }
+    map.insert(rx.to_string(), c);
+    c
+}
+
 impl Boundaries {
     fn range(&mut self, lo: u8, hi: u8) {
         if lo > 0 {
@@ -101,8 +134,9 @@ impl Boundaries {
                 }
             }),
             RegexSpec::Regex(rx) => {
-                if let Ok(hir) = regex_syntax::ParserBuilder::new().build().parse(rx) {
-                    self.add_hir(&hir);
+                let cut = regex_boundaries(rx);
+                for (a, c) in self.after.iter_mut().zip(cut.iter()) {
+                    *a |= *c;
                 }
             }
             // JSON quoting splits byte sets at control characters, `"` and `\`, and adds

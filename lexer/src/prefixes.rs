@@ -154,12 +154,8 @@ impl ClassRepeat {
             _ => return None,
         };
         let class = CharClass { seqs };
-        let single: Vec<u8> = class
-            .seqs
-            .iter()
-            .filter(|s| s.len() == 1)
-            .flat_map(|s| s[0].iter().copied())
-            .collect();
+        let single: Vec<u8> =
+            class.seqs.iter().filter(|s| s.len() == 1).flat_map(|s| s[0].iter().copied()).collect();
         let mut probe_bytes: Vec<u8> = [b'a'..=b'z', b'A'..=b'Z', b'0'..=b'9']
             .into_iter()
             .filter_map(|mut r| r.find(|b| single.contains(b)))
