@@ -222,27 +222,14 @@ impl ParserFactory {
         // The front ends recurse over user input with depth limits; run them on a thread
         // with a known, large stack so the limits, not the caller's stack size, decide, and
         // so a panic becomes an error.
-        let run = || -> Result<Arc<CompiledGrammar>, Error> {
+        let source = source.clone();
+        let shared = Arc::clone(&self.shared);
+        let run = move || -> Result<Arc<CompiledGrammar>, Error> {
             let ir = source.to_ir()?;
-            let vocab = self.shared.tokenizer.vocab();
-            Ok(Arc::new(grammars::compile(&ir, Some(vocab), &self.shared.limits)?))
+            let vocab = shared.tokenizer.vocab();
+            Ok(Arc::new(grammars::compile(&ir, Some(vocab), &shared.limits)?))
         };
-        std::thread::scope(|s| {
-            let handle = std::thread::Builder::new()
-                .name("llg-compile".into())
-                .stack_size(COMPILE_STACK_BYTES)
-                .spawn_scoped(s, run)
-                .map_err(|e| {
-                    Error::new(ErrorKind::Internal, format!("cannot start the compile thread: {e}"))
-                })?;
-            handle.join().unwrap_or_else(|p| {
-                let msg = crate::error::panic_message(&*p);
-                Err(Error::new(
-                    ErrorKind::Internal,
-                    format!("internal error while compiling (panic caught): {msg}"),
-                ))
-            })
-        })
+        compile_thread::run(run)?
     }
 
     /// A matcher for a grammar source.
@@ -303,5 +290,73 @@ impl ParserFactory {
                 r
             })
             .collect()
+    }
+}
+
+/// Compile threads with [`COMPILE_STACK_BYTES`] stacks, kept idle between compiles: starting
+/// a thread per compile cost ~50 µs of a ~800 µs MaskBench compile (more on a busy
+/// machine); handing a job to an idle one costs a wake-up. An idle thread keeps the stack
+/// pages its deepest compile touched (a few MiB at most for the nesting limits).
+mod compile_thread {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::sync::mpsc;
+    use std::sync::Mutex;
+
+    use super::COMPILE_STACK_BYTES;
+    use crate::{Error, ErrorKind};
+
+    type Job = Box<dyn FnOnce() + Send>;
+
+    /// Idle threads kept at most (more are let go after their job).
+    const MAX_IDLE: usize = 4;
+
+    static IDLE: Mutex<Vec<mpsc::Sender<Job>>> = Mutex::new(Vec::new());
+
+    fn start() -> Result<mpsc::Sender<Job>, Error> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("llg-compile".into())
+            .stack_size(COMPILE_STACK_BYTES)
+            .spawn(move || {
+                while let Ok(job) = rx.recv() {
+                    job();
+                }
+            })
+            .map_err(|e| {
+                Error::new(ErrorKind::Internal, format!("cannot start the compile thread: {e}"))
+            })?;
+        Ok(tx)
+    }
+
+    /// Runs `f` on a compile thread and returns its result; a panic becomes an error.
+    pub(super) fn run<T: Send + 'static>(
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Error> {
+        let idle = IDLE.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let worker = match idle {
+            Some(w) => w,
+            None => start()?,
+        };
+        let (tx, rx) = mpsc::sync_channel(1);
+        let job: Job = Box::new(move || {
+            let r = catch_unwind(AssertUnwindSafe(f));
+            let _ = tx.send(r);
+        });
+        let lost = || Error::new(ErrorKind::Internal, "the compile thread stopped");
+        worker.send(job).map_err(|_| lost())?;
+        let r = rx.recv().map_err(|_| lost())?;
+        {
+            let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
+            if idle.len() < MAX_IDLE {
+                idle.push(worker);
+            }
+        }
+        r.map_err(|p| {
+            let msg = crate::error::panic_message(&*p);
+            Error::new(
+                ErrorKind::Internal,
+                format!("internal error while compiling (panic caught): {msg}"),
+            )
+        })
     }
 }
