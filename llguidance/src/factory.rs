@@ -296,7 +296,7 @@ impl ParserFactory {
 /// Compile threads with [`COMPILE_STACK_BYTES`] stacks, kept idle between compiles: starting
 /// a thread per compile cost ~50 µs of a ~800 µs MaskBench compile (more on a busy
 /// machine); handing a job to an idle one costs a wake-up. An idle thread keeps the stack
-/// pages its deepest compile touched (a few MiB at most for the nesting limits).
+/// pages its deepest compile touched (bounded by the stack size).
 mod compile_thread {
     use std::panic::{catch_unwind, AssertUnwindSafe};
     use std::sync::mpsc;
