@@ -118,6 +118,13 @@ impl Boundaries {
         self.after = [true; 256];
     }
 
+    fn json_quote(&mut self) {
+        self.range(0x00, 0x1F);
+        for &b in b"\"\\/\x7F0123456789abcdefABCDEFnrtu" {
+            self.range(b, b);
+        }
+    }
+
     fn ascii_singletons(&mut self) {
         for b in 0..=0x7f {
             self.after[b] = true;
@@ -139,10 +146,17 @@ impl Boundaries {
                     *a |= *c;
                 }
             }
-            // JSON quoting splits byte sets at control characters, `"` and `\`, and adds
-            // escape letters and hex digits; multiple_of reads digits, `.` and signs. Both
-            // are ASCII, so ASCII singletons are a sound (if fine) refinement.
-            RegexSpec::JsonQuote { .. } | RegexSpec::MultipleOf { .. } => self.ascii_singletons(),
+            // JSON quoting (derivre's `json_quote`) keeps the body's byte sets minus control
+            // characters, `"`, `\` and DEL (the body's own sets are visited as children),
+            // and adds escapes built from `\`, `"`, the letters `bfnrtu`, `u00` and hex
+            // digits (two per quoted control character, either case): those bytes as
+            // singletons plus the control block as one range refine every set it builds.
+            // All ASCII singletons (the earlier choice) doubled the table's width and the
+            // cold transitions of every state of a JSON grammar.
+            RegexSpec::JsonQuote { .. } => self.json_quote(),
+            // multiple_of reads digits, `.` and signs: ASCII singletons are a sound (if fine)
+            // refinement.
+            RegexSpec::MultipleOf { .. } => self.ascii_singletons(),
             // These combine their children's byte sets without adding new ones.
             RegexSpec::Concat(_)
             | RegexSpec::Or(_)
