@@ -484,7 +484,6 @@ impl Lowering<'_> {
         let vocab = self.vocab.ok_or_else(|| {
             Error::new(ErrorKind::Value, "special tokens in a grammar need a tokenizer")
         })?;
-        let specials: Vec<u32> = vocab.special_tokens().iter().map(|t| t.0).collect();
         let check = |ranges: &Vec<(u32, u32)>| -> Result<(), Error> {
             for &(a, b) in ranges {
                 if a > b || b as usize >= vocab.len() {
@@ -508,29 +507,15 @@ impl Lowering<'_> {
                 check(r)?;
                 Ok(r.clone())
             }
-            SpecialToken::NotIds(r) => Ok(specials
-                .iter()
-                .filter(|&&t| !r.iter().any(|&(a, b)| a <= t && t <= b))
-                .map(|&t| (t, t))
-                .collect()),
-            SpecialToken::Any => Ok(specials.iter().map(|&t| (t, t)).collect()),
+            // As LLGuidance: `<[^...]>` and `<[*]>` range over every token, regular ones
+            // included; EOS stays "allowed iff accepting" (DESIGN.md), never a terminal.
+            SpecialToken::NotIds(r) => {
+                check(r)?;
+                Ok(all_tokens_but(r.clone(), vocab))
+            }
+            SpecialToken::Any => Ok(all_tokens_but(Vec::new(), vocab)),
             SpecialToken::AnyTokenExcept(inner) => {
-                // Any single token, regular or special, but these and EOS.
-                let mut out: Vec<(u32, u32)> = self.special_ranges(inner)?;
-                out.extend(vocab.eos_tokens().iter().map(|t| (t.0, t.0)));
-                out.sort_unstable();
-                let mut ranges = Vec::new();
-                let mut next = 0u32;
-                for (a, b) in out {
-                    if a > next {
-                        ranges.push((next, a - 1));
-                    }
-                    next = next.max(b.saturating_add(1));
-                }
-                if (next as usize) < vocab.len() {
-                    ranges.push((next, vocab.len() as u32 - 1));
-                }
-                Ok(ranges)
+                Ok(all_tokens_but(self.special_ranges(inner)?, vocab))
             }
         }
     }
@@ -573,6 +558,24 @@ impl Lowering<'_> {
             }
         })
     }
+}
+
+/// The token id ranges of the vocabulary outside `except` and the EOS tokens.
+fn all_tokens_but(mut except: Vec<(u32, u32)>, vocab: &toktrie::Vocabulary) -> Vec<(u32, u32)> {
+    except.extend(vocab.eos_tokens().iter().map(|t| (t.0, t.0)));
+    except.sort_unstable();
+    let mut ranges = Vec::new();
+    let mut next = 0u32;
+    for (a, b) in except {
+        if a > next {
+            ranges.push((next, a - 1));
+        }
+        next = next.max(b.saturating_add(1));
+    }
+    if (next as usize) < vocab.len() {
+        ranges.push((next, vocab.len() as u32 - 1));
+    }
+    ranges
 }
 
 /// Whether regex `s` matches the empty string, through a process-wide cache: the same few

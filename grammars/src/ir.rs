@@ -95,9 +95,9 @@ pub enum SpecialToken {
     Name(String),
     /// By id ranges (inclusive), e.g. `<[128009]>`, `<[100-200]>`.
     Ids(Vec<(u32, u32)>),
-    /// Any special token except these id ranges, `<[^...]>`.
+    /// Any single token (regular or special, not EOS) except these id ranges, `<[^...]>`.
     NotIds(Vec<(u32, u32)>),
-    /// Any special token, `<[*]>`.
+    /// Any single token (regular or special, not EOS), `<[*]>`.
     Any,
     /// Any single token, regular or special, except these and EOS: GBNF `!<[id]>`,
     /// `!<name>`.
