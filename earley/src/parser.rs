@@ -362,11 +362,15 @@ impl<L: Lexer> Parser<L> {
             return Ok(());
         }
         let Some(r) = self.row_if_ended()? else { return Ok(()) };
-        let n = mask.universe() as u32;
-        for (a, b) in self.chart.expected_token_ranges(&self.cfg, r) {
-            for t in a..=b.min(n.saturating_sub(1)) {
-                if !self.opts.eos.contains(&TokenId(t)) {
-                    mask.insert(TokenId(t));
+        let ranges = self.chart.expected_token_ranges(&self.cfg, r);
+        if !ranges.is_empty() {
+            let eos_before: Vec<bool> = self.opts.eos.iter().map(|&t| mask.contains(t)).collect();
+            for (a, b) in ranges {
+                mask.insert_range(TokenId(a), TokenId(b));
+            }
+            for (&t, &was) in self.opts.eos.iter().zip(&eos_before) {
+                if !was {
+                    mask.remove(t);
                 }
             }
         }

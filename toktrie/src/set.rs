@@ -82,6 +82,27 @@ impl TokenSet {
         }
     }
 
+    /// Adds every id of `first..=last` (clamped to the universe), a word at a time.
+    pub fn insert_range(&mut self, first: TokenId, last: TokenId) {
+        let lo = first.as_usize();
+        let hi = last.as_usize().min(self.universe.saturating_sub(1));
+        if lo > hi || lo >= self.universe {
+            return;
+        }
+        let (wlo, whi) = (lo >> 5, hi >> 5);
+        let head = u32::MAX << (lo & 31);
+        let tail = u32::MAX >> (31 - (hi & 31));
+        if wlo == whi {
+            self.words[wlo] |= head & tail;
+            return;
+        }
+        self.words[wlo] |= head;
+        for w in &mut self.words[wlo + 1..whi] {
+            *w = u32::MAX;
+        }
+        self.words[whi] |= tail;
+    }
+
     /// Removes `id`.
     #[inline(always)]
     pub fn remove(&mut self, id: TokenId) {
