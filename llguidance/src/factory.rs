@@ -310,7 +310,26 @@ mod compile_thread {
     /// Idle threads kept at most (more are let go after their job).
     const MAX_IDLE: usize = 4;
 
-    static IDLE: Mutex<Vec<mpsc::Sender<Job>>> = Mutex::new(Vec::new());
+    /// The idle threads, with the id of the process that started them: after a `fork` the
+    /// child has none of them (only their channels), so a child starts its own. The lock is
+    /// only ever tried, never waited for (a lock held by a thread that did not survive a
+    /// fork would otherwise block forever): when busy, a fresh thread is started and not
+    /// kept.
+    static IDLE: Mutex<(u32, Vec<mpsc::Sender<Job>>)> = Mutex::new((0, Vec::new()));
+
+    fn idle() -> Option<std::sync::MutexGuard<'static, (u32, Vec<mpsc::Sender<Job>>)>> {
+        let mut g = match IDLE.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        let pid = std::process::id();
+        if g.0 != pid {
+            g.0 = pid;
+            g.1.clear();
+        }
+        Some(g)
+    }
 
     fn start() -> Result<mpsc::Sender<Job>, Error> {
         let (tx, rx) = mpsc::channel::<Job>();
@@ -332,8 +351,8 @@ mod compile_thread {
     pub(super) fn run<T: Send + 'static>(
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, Error> {
-        let idle = IDLE.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let worker = match idle {
+        let kept = idle().and_then(|mut g| g.1.pop());
+        let worker = match kept {
             Some(w) => w,
             None => start()?,
         };
@@ -345,10 +364,9 @@ mod compile_thread {
         let lost = || Error::new(ErrorKind::Internal, "the compile thread stopped");
         worker.send(job).map_err(|_| lost())?;
         let r = rx.recv().map_err(|_| lost())?;
-        {
-            let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
-            if idle.len() < MAX_IDLE {
-                idle.push(worker);
+        if let Some(mut g) = idle() {
+            if g.1.len() < MAX_IDLE {
+                g.1.push(worker);
             }
         }
         r.map_err(|p| {

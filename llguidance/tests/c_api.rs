@@ -1,11 +1,10 @@
-//! Compiles `c/example.c` against `include/llguidance.h` and the crate's static library, and
-//! runs it: the C API works from C, end to end.
+//! Compiles the C programs of `c/` against `include/llguidance.h` and the crate's static
+//! library, and runs them: the C API works from C, end to end.
 //!
-//! The static library is the one cargo built for this test run: an integration test
-//! depends on the library target, which is built with all its crate types
-//! (`rlib`, `staticlib`, `cdylib`) into `<target>/<profile>/`, the parent of the test
-//! binary's `deps/` folder. If it is missing (an unusual build setup), the test builds it
-//! with `cargo build -p llguidance --lib` into the same target folder.
+//! The static library is built here with `cargo build -p llguidance --lib` into this test
+//! run's target folder (a no-op when it is up to date): cargo does not rebuild the
+//! `staticlib` for an integration test, so a library left there by an earlier build could
+//! be stale.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,9 +18,6 @@ fn profile_dir() -> PathBuf {
 
 fn static_lib(profile: &Path) -> PathBuf {
     let lib = profile.join("libllguidance.a");
-    if lib.exists() {
-        return lib;
-    }
     let target = profile.parent().expect("profile dir has a parent");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
@@ -33,21 +29,22 @@ fn static_lib(profile: &Path) -> PathBuf {
     }
     let st = cmd.status().expect("run cargo build");
     assert!(st.success(), "cargo build -p llguidance --lib failed");
-    assert!(lib.exists(), "{} still missing after cargo build", lib.display());
+    assert!(lib.exists(), "{} missing after cargo build", lib.display());
     lib
 }
 
-#[test]
-fn c_example_compiles_and_runs() {
+/// Compiles `c/<name>.c` against the static library, runs it (killed after `timeout`) and
+/// checks it printed "ok".
+fn compile_and_run(name: &str, timeout: std::time::Duration) {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let profile = profile_dir();
     let lib = static_lib(&profile);
-    let out_dir = std::env::temp_dir().join(format!("llg-c-api-{}", std::process::id()));
+    let out_dir = std::env::temp_dir().join(format!("llg-c-api-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&out_dir).expect("create temp dir");
-    let exe = out_dir.join("example");
+    let exe = out_dir.join(name);
     let cc = std::env::var("CC").unwrap_or_else(|_| "gcc".into());
     let out = Command::new(&cc)
-        .arg(manifest.join("c/example.c"))
+        .arg(manifest.join(format!("c/{name}.c")))
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"])
         .arg("-I")
         .arg(manifest.join("include"))
@@ -60,17 +57,44 @@ fn c_example_compiles_and_runs() {
         });
     assert!(
         out.status.success(),
-        "compiling c/example.c failed:\n{}",
+        "compiling c/{name}.c failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let run = Command::new(&exe).output().expect("run the C example");
+    let mut child = Command::new(&exe)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the C program");
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("wait for the C program").is_none() {
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = std::fs::remove_dir_all(&out_dir);
+            panic!("c/{name}.c did not finish within {timeout:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let run = child.wait_with_output().expect("collect the C program's output");
     let _ = std::fs::remove_dir_all(&out_dir);
     assert!(
         run.status.success(),
-        "c/example.c failed ({}):\nstdout: {}\nstderr: {}",
+        "c/{name}.c failed ({}):\nstdout: {}\nstderr: {}",
         run.status,
         String::from_utf8_lossy(&run.stdout),
         String::from_utf8_lossy(&run.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "ok");
+}
+
+#[test]
+fn c_example_compiles_and_runs() {
+    compile_and_run("example", std::time::Duration::from_secs(120));
+}
+
+/// A child forked after a compile compiles too (it does not wait on the parent's kept-alive
+/// compile thread, which the child does not have).
+#[test]
+fn fork_after_compile_does_not_hang() {
+    compile_and_run("fork_after_compile", std::time::Duration::from_secs(60));
 }
