@@ -130,6 +130,11 @@ fn formats() {
         &["\"joe.bloggs@example.com\""],
         &["\"2..2@x.com\"", "\".a@x.com\""],
     );
+    check(
+        json!({"format": "byte"}),
+        &["\"\"", "\"YWJj\"", "\"YWI=\"", "\"YQ==\"", "\"+/9a\""],
+        &["\"YWJ\"", "\"Y===\"", "\"YW=j\"", "\"YQ\"", "\"Y-Jj\""],
+    );
     assert!(Checker::new(&json!({"format": "bogus"})).is_err());
     assert!(Checker::new(&json!({"format": "bogus", "x-guidance": {"lenient": true}})).is_ok());
 }

@@ -488,6 +488,8 @@ pub(crate) fn format_regex(name: &str) -> Option<String> {
             let (a, r) = uri_parts(ucschar, iprivate);
             format!("{a}|{r}")
         }
+        // OpenAPI's `byte`: base64 (RFC 4648 §4, standard alphabet, padded).
+        "byte" => "(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?".to_string(),
         "json-pointer" => json_pointer.to_string(),
         "relative-json-pointer" => format!("(?:0|[1-9][0-9]*)(?:#|{json_pointer})"),
         _ => return None,
