@@ -90,10 +90,14 @@ fn combinators_and_refs() {
     check(s, &["1", "null"], &["\"a\""]);
     let s = json!({"if": {"properties": {"a": {"const": 1}}, "required": ["a"]}, "then": {"required": ["b"]}, "else": {"required": ["c"]}, "properties": {"a": {}, "b": {}, "c": {}}});
     check(
-        s,
+        s.clone(),
         &["{\"a\":1,\"b\":2}", "{\"a\":2,\"c\":2}"],
         &["{\"a\":1,\"c\":2}", "{\"a\":2,\"b\":2}"],
     );
+    // Before draft 7, `if`/`then`/`else` are not keywords: ignored.
+    let mut s4 = s.clone();
+    s4["$schema"] = json!("http://json-schema.org/draft-04/schema#");
+    check(s4, &["{\"a\":1,\"c\":2}", "{\"a\":2,\"b\":2}"], &["{\"a\":1,", "{\"a\" 1}"]);
     let s = json!({
         "$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}}, "additionalProperties": false}},
         "$ref": "#/$defs/node"

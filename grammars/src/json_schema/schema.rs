@@ -780,7 +780,7 @@ impl<'a> Ctx<'a> {
         let has_applicators =
             ["allOf", "anyOf", "oneOf", "not", "if", "$ref", "dependentSchemas", "dependencies"]
                 .iter()
-                .any(|k| m.contains_key(*k));
+                .any(|k| m.contains_key(*k) && (*k != "if" || draft >= Draft::D7));
         for (k, val) in m {
             let kw = k.as_str();
             match kw {
@@ -1071,6 +1071,9 @@ impl<'a> Ctx<'a> {
                     let e = SExpr::not(&self.at(sub(kw)));
                     applied.push((*self.normalize(&e)?).clone());
                 }
+                // `if`/`then`/`else` are keywords from draft 7 on; an earlier draft does not
+                // know them (a draft-04 validator ignores them, and so do we).
+                "if" if draft < Draft::D7 => {}
                 "if" => {
                     let c = self.at(sub("if"));
                     let t = if m.contains_key("then") { self.at(sub("then")) } else { SExpr::True };
