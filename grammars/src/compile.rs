@@ -582,11 +582,9 @@ fn all_tokens_but(mut except: Vec<(u32, u32)>, vocab: &toktrie::Vocabulary) -> V
 /// regexes come back in every grammar of a kind (JSON strings, numbers), and parsing them
 /// again was a tenth of a MaskBench schema's compile time.
 fn regex_nullable(s: &str) -> bool {
-    use std::sync::Mutex;
-    /// Regexes kept (cleared when full) and the longest one cached.
-    const MAX_ENTRIES: usize = 4096;
+    /// The longest regex cached (longer ones are parsed each time).
     const MAX_LEN: usize = 4096;
-    static CACHE: Mutex<Option<HashMap<String, bool>>> = Mutex::new(None);
+    static MEMO: lexer::ProcessMemo<String, bool> = lexer::ProcessMemo::new(4096);
     let compute = || {
         regex_syntax::ParserBuilder::new()
             .build()
@@ -596,19 +594,7 @@ fn regex_nullable(s: &str) -> bool {
     if s.len() > MAX_LEN {
         return compute();
     }
-    if let Some(&r) =
-        CACHE.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(HashMap::new).get(s)
-    {
-        return r;
-    }
-    let r = compute();
-    let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let map = guard.get_or_insert_with(HashMap::new);
-    if map.len() >= MAX_ENTRIES {
-        map.clear();
-    }
-    map.insert(s.to_string(), r);
-    r
+    MEMO.get_or_compute(s, compute)
 }
 
 /// Whether `rx` matches the empty string (conservative for deep specs: `false` past a

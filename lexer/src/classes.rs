@@ -9,7 +9,7 @@
 use regex_syntax::hir::{Class, Hir, HirKind};
 use regex_syntax::utf8::Utf8Sequences;
 
-use crate::{LexerSpec, RegexSpec};
+use crate::{LexerSpec, ProcessMemo, RegexSpec};
 
 /// A map from byte to class index; classes are intervals of byte values.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,11 +77,9 @@ impl Default for Boundaries {
 /// process-wide cache: grammars of one kind repeat the same regexes (JSON strings, numbers),
 /// and parsing them here was a third of building a MaskBench schema's lexer.
 fn regex_boundaries(rx: &str) -> [bool; 256] {
-    use std::sync::Mutex;
-    /// Regexes kept (cleared when full) and the longest one cached.
-    const MAX_ENTRIES: usize = 4096;
+    /// The longest regex cached (longer ones are parsed each time).
     const MAX_LEN: usize = 4096;
-    static CACHE: Mutex<Option<hashbrown::HashMap<String, [bool; 256]>>> = Mutex::new(None);
+    static MEMO: ProcessMemo<String, [bool; 256]> = ProcessMemo::new(4096);
     let compute = || {
         let mut b = Boundaries::default();
         if let Ok(hir) = regex_syntax::ParserBuilder::new().build().parse(rx) {
@@ -92,18 +90,7 @@ fn regex_boundaries(rx: &str) -> [bool; 256] {
     if rx.len() > MAX_LEN {
         return compute();
     }
-    let lock = || CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(c) = lock().get_or_insert_with(hashbrown::HashMap::new).get(rx) {
-        return *c;
-    }
-    let c = compute();
-    let mut guard = lock();
-    let map = guard.get_or_insert_with(hashbrown::HashMap::new);
-    if map.len() >= MAX_ENTRIES {
-        map.clear();
-    }
-    map.insert(rx.to_string(), c);
-    c
+    MEMO.get_or_compute(rx, compute)
 }
 
 impl Boundaries {

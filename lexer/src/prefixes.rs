@@ -17,9 +17,7 @@ use regex_syntax::utf8::Utf8Sequences;
 
 use std::sync::Arc;
 
-use hashbrown::HashMap;
-
-use crate::{Containment, Lexer, RegexSpec, StateId};
+use crate::{Containment, Lexer, ProcessMemo, RegexSpec, StateId};
 
 /// Advances one walk may make (table lookups when warm).
 pub const WALK_FUEL: u64 = 200_000;
@@ -106,27 +104,14 @@ pub struct ClassRepeat {
 
 /// Queries already parsed, shared by every lexer of the process: the slicer asks the same
 /// few queries of each new grammar's lexer, and parsing one with regex-syntax was a third
-/// of a first mask's time (measured on MaskBench schemas).
-#[allow(clippy::type_complexity)]
-static PARSED: std::sync::Mutex<Option<HashMap<RegexSpec, Option<Arc<ClassRepeat>>>>> =
-    std::sync::Mutex::new(None);
-/// Entries kept in [`PARSED`] (cleared when full: the queries of a few slicers fit).
-const PARSED_MAX: usize = 256;
+/// of a first mask's time (measured on MaskBench schemas). 256 entries: the queries of a
+/// few slicers fit.
+static PARSED: ProcessMemo<RegexSpec, Option<Arc<ClassRepeat>>> = ProcessMemo::new(256);
 
 impl ClassRepeat {
     /// [`ClassRepeat::parse`] through a process-wide cache.
     pub fn parse_cached(query: &RegexSpec) -> Option<Arc<ClassRepeat>> {
-        let mut guard = PARSED.lock().unwrap_or_else(|e| e.into_inner());
-        let map = guard.get_or_insert_with(HashMap::new);
-        if let Some(q) = map.get(query) {
-            return q.clone();
-        }
-        let q = ClassRepeat::parse(query).map(Arc::new);
-        if map.len() >= PARSED_MAX {
-            map.clear();
-        }
-        map.insert(query.clone(), q.clone());
-        q
+        PARSED.get_or_compute(query, || ClassRepeat::parse(query).map(Arc::new))
     }
 
     /// Recognizes `C{m,n}` / `C{m,}` / `C+` / `C*` / `C` in a query; `None` for any other
