@@ -20,6 +20,17 @@ fn check(schema: serde_json::Value, good: &[&str], bad: &[&str]) {
 fn scalars() {
     check(json!({"type": "integer"}), &["0", "-12"], &["7.0", "1.5", "01", "\"1\"", "1e3"]);
     check(json!({"not": {"type": "integer"}}), &["1.5", "\"x\""], &["7", "7.0"]);
+    // `integer` inside a union keeps rejecting a zero fraction (it was lost when the other
+    // branch had no numbers), and a `number` branch keeps accepting one.
+    let int_or_string = json!({"anyOf": [{"type": "string"}, {"type": "integer"}]});
+    check(int_or_string, &["80", "\"80.0\""], &["80.0", "80.5"]);
+    let d4 = json!({"$schema": "http://json-schema.org/draft-04/schema#",
+        "oneOf": [{"type": "string"}, {"type": "integer", "minimum": 3}]});
+    check(d4, &["80"], &["80.0", "2"]);
+    check(json!({"anyOf": [{"type": "integer"}, {"type": "boolean"}]}), &["1", "true"], &["1.0"]);
+    let int_or_big = json!({"anyOf": [{"type": "integer"}, {"type": "number", "minimum": 100}]});
+    check(int_or_big, &["80", "100.0", "100.5"], &["80.0", "80.5"]);
+    check(json!({"anyOf": [{"type": "number"}, {"type": "integer"}]}), &["80.0", "80"], &["8e"]);
     check(json!({"type": "number"}), &["0", "-1.5", "1e3", "2E-2"], &["01", ".5", "1."]);
     check(json!({"type": ["null", "boolean"]}), &["null", "true", "false"], &["0", "\"x\""]);
     check(

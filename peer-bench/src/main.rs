@@ -9,6 +9,7 @@
 //! timed regions). Only the reference's public API is used; forcing is disabled on the
 //! reference by giving it a tokenizer environment that reports non-canonical tokenization.
 
+mod classify;
 #[path = "../../llguidance/src/bin/llg/plot.rs"]
 mod plot;
 
@@ -135,7 +136,25 @@ struct Agreement {
     instances_with_diff: u64,
     /// Valid instances where one engine stopped producing masks before the other.
     length_diffs: u64,
-    lines: Vec<String>,
+    /// This file's differing steps and mask-count differences (sorted into classes and
+    /// written out after the file).
+    cur: Vec<StepDiff>,
+    cur_len: Vec<(usize, usize, usize)>,
+    /// Steps compared in this file (instance, step).
+    cur_compared: std::collections::HashSet<(usize, usize)>,
+}
+
+/// One step where the allowed sets differ.
+struct StepDiff {
+    inst: usize,
+    step: usize,
+    n_tokens: usize,
+    n_ours: usize,
+    n_ref: usize,
+    eos_ours: bool,
+    eos_ref: bool,
+    only_ours: Vec<u32>,
+    only_ref: Vec<u32>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -250,7 +269,9 @@ fn compare_masks(
     agr: &mut Agreement,
     had_diff: &mut bool,
 ) {
+    let _ = file;
     agr.steps_compared += 1;
+    agr.cur_compared.insert((inst, step));
     let mut eos_set: Vec<u32> = ctx.our_eos.to_vec();
     for &e in ctx.trie.eos_tokens() {
         if !eos_set.contains(&e) {
@@ -293,20 +314,17 @@ fn compare_masks(
     }
     if set_diff || eos_diff {
         *had_diff = true;
-        let show = |v: &[u32]| {
-            v.iter()
-                .take(6)
-                .map(|&t| format!("{t}:{}", ctx.trie.token_dbg(t)))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        agr.lines.push(format!(
-            "{file}\tinstance {inst}\tstep {step}/{n_tokens}\tours {n_ours} ref {n_ref}\teos ours {eos_ours} ref {eos_ref}\tonly_ours {} [{}]\tonly_ref {} [{}]",
-            only_ours.len(),
-            show(&only_ours),
-            only_ref.len(),
-            show(&only_ref)
-        ));
+        agr.cur.push(StepDiff {
+            inst,
+            step,
+            n_tokens,
+            n_ours,
+            n_ref,
+            eos_ours,
+            eos_ref,
+            only_ours,
+            only_ref,
+        });
     }
 }
 
@@ -428,12 +446,7 @@ fn run_ref(
             if om.len() != n_ref_masks {
                 agr.length_diffs += 1;
                 had_diff = true;
-                agr.lines.push(format!(
-                    "{file}\tinstance {i}\tmasks produced: ours {} ref {} (of {} steps)",
-                    om.len(),
-                    n_ref_masks,
-                    inst.tokens.len() + 1
-                ));
+                agr.cur_len.push((i, om.len(), n_ref_masks));
             }
         }
         if had_diff {
@@ -443,6 +456,204 @@ fn run_ref(
         r.replays.push(Some(rep));
     }
     r
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sorting disagreements into the documented classes
+
+/// Disagreements sorted into classes, over the whole run.
+#[derive(Default)]
+struct Sorted {
+    /// Per class: steps with at least one token of the class, tokens of the class.
+    steps: std::collections::BTreeMap<classify::Class, u64>,
+    tokens: std::collections::BTreeMap<classify::Class, u64>,
+    /// Steps (and mask-count differences) with an unexplained token or an EOS difference.
+    unexplained_steps: u64,
+    unexplained_files: std::collections::BTreeSet<String>,
+    /// Mask-count differences, per class of the token one engine rejected.
+    length: std::collections::BTreeMap<classify::Class, u64>,
+    lines: Vec<String>,
+}
+
+/// The schema as we read it in a draft-04..07 document: `$ref` replaces its siblings (the
+/// sibling `definitions`/`$defs` are kept: they hold `$ref` targets, not assertions), and in
+/// drafts 4 and 6 `if`/`then`/`else` are not keywords. None when the schema has neither.
+fn as_we_read_it(schema: &serde_json::Value) -> Option<serde_json::Value> {
+    let draft = schema.get("$schema").and_then(|v| v.as_str()).unwrap_or("");
+    let old = ["draft-04", "draft-06", "draft-07"].iter().any(|d| draft.contains(d));
+    if !old {
+        return None;
+    }
+    let no_if = !draft.contains("draft-07");
+    fn go(v: &mut serde_json::Value, no_if: bool, changed: &mut bool) {
+        match v {
+            serde_json::Value::Object(m) => {
+                if m.get("$ref").is_some_and(|r| r.is_string()) {
+                    let before = m.len();
+                    m.retain(|k, _| k == "$ref" || k == "definitions" || k == "$defs");
+                    *changed |= m.len() != before;
+                } else if no_if {
+                    for k in ["if", "then", "else"] {
+                        *changed |= m.remove(k).is_some();
+                    }
+                }
+                for (_, x) in m.iter_mut() {
+                    go(x, no_if, changed);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| go(x, no_if, changed)),
+            _ => {}
+        }
+    }
+    let mut s = schema.clone();
+    let mut changed = false;
+    go(&mut s, no_if, &mut changed);
+    changed.then_some(s)
+}
+
+fn show_bytes(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).replace('\\', "\\\\").replace('\n', "\\n").replace('\t', "\\t")
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sort_file_diffs(
+    ctx: &RefCtx,
+    our_f: &ours::ParserFactory,
+    file: &str,
+    schema: &serde_json::Value,
+    insts: &[Instance],
+    ours_res: Option<&EngineResult>,
+    agr: &mut Agreement,
+    out: &mut Sorted,
+) {
+    use classify::{Class, Side};
+    use std::collections::{HashMap, HashSet};
+    let info = classify::SchemaInfo::new(schema);
+    let vocab = our_f.tokenizer().vocab();
+    // The reference replayed on the schema as we read it: a token whose difference goes away
+    // there is a `$ref`-sibling difference.
+    let mut replay: Option<(
+        HashSet<(usize, usize)>,
+        HashMap<(usize, usize), (HashSet<u32>, HashSet<u32>)>,
+    )> = None;
+    if let Some(s2) = as_we_read_it(schema) {
+        let mut a2 = Agreement::default();
+        let text2 = s2.to_string();
+        let ok = catch_unwind(AssertUnwindSafe(|| {
+            run_ref(ctx, file, &s2, &text2, insts, ours_res, &mut a2);
+        }))
+        .is_ok();
+        if ok {
+            let diffs = a2
+                .cur
+                .into_iter()
+                .map(|d| {
+                    (
+                        (d.inst, d.step),
+                        (d.only_ours.into_iter().collect(), d.only_ref.into_iter().collect()),
+                    )
+                })
+                .collect();
+            replay = Some((a2.cur_compared, diffs));
+        }
+    }
+    let in_replay = |inst: usize, step: usize, t: u32, side: Side| -> bool {
+        let Some((compared, diffs)) = &replay else { return true };
+        if !compared.contains(&(inst, step)) {
+            return true;
+        }
+        diffs.get(&(inst, step)).is_some_and(|(o, r)| match side {
+            Side::Ours => o.contains(&t),
+            Side::Ref => r.contains(&t),
+        })
+    };
+    let prefix_of = |inst: usize, step: usize| -> Vec<u8> {
+        let mut p = Vec::new();
+        for &t in &insts[inst].tokens[..step.min(insts[inst].tokens.len())] {
+            p.extend_from_slice(vocab.token_bytes(ours::TokenId(t)));
+        }
+        p
+    };
+    let mut buf = Vec::new();
+    // Class of each differing token, per (instance, step).
+    let mut token_class: HashMap<(usize, usize, u32), Class> = HashMap::new();
+    for d in &agr.cur {
+        let prefix = prefix_of(d.inst, d.step);
+        let state = classify::scan_prefix(&prefix);
+        let mut classes: std::collections::BTreeMap<Class, Vec<u32>> = Default::default();
+        for (side, toks) in [(Side::Ours, &d.only_ours), (Side::Ref, &d.only_ref)] {
+            for &t in toks {
+                let c = if !in_replay(d.inst, d.step, t, side) {
+                    Class::RefSiblings
+                } else {
+                    let tb = vocab.token_bytes(ours::TokenId(t));
+                    classify::classify_token(&info, &state, &prefix, tb, side, &mut buf)
+                };
+                *out.tokens.entry(c).or_default() += 1;
+                classes.entry(c).or_default().push(t);
+                token_class.insert((d.inst, d.step, t), c);
+            }
+        }
+        let eos_diff = d.eos_ours != d.eos_ref;
+        if eos_diff {
+            classes.entry(Class::Unexplained).or_default();
+        }
+        for c in classes.keys() {
+            *out.steps.entry(*c).or_default() += 1;
+        }
+        let unexplained = classes.contains_key(&Class::Unexplained);
+        if unexplained {
+            out.unexplained_steps += 1;
+            out.unexplained_files.insert(file.to_string());
+        }
+        let names: Vec<&str> = classes.keys().map(|c| c.name()).collect();
+        // Show the unexplained tokens first.
+        let show = |v: &[u32]| {
+            let mut v: Vec<u32> = v.to_vec();
+            v.sort_by_key(|t| token_class.get(&(d.inst, d.step, *t)) != Some(&Class::Unexplained));
+            v.iter()
+                .take(6)
+                .map(|&t| format!("{t}:{}", ctx.trie.token_dbg(t)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        out.lines.push(format!(
+            "{file}\tinstance {}\tstep {}/{}\tours {} ref {}\teos ours {} ref {}\t{}\tonly_ours {} [{}]\tonly_ref {} [{}]\tbefore ⟨{}⟩",
+            d.inst,
+            d.step,
+            d.n_tokens,
+            d.n_ours,
+            d.n_ref,
+            d.eos_ours,
+            d.eos_ref,
+            names.join(","),
+            d.only_ours.len(),
+            show(&d.only_ours),
+            d.only_ref.len(),
+            show(&d.only_ref),
+            show_bytes(&prefix[prefix.len().saturating_sub(60)..]),
+        ));
+    }
+    // A mask-count difference: one engine refused the instance's token at the last step both
+    // answered; it is explained when that token's difference is.
+    for &(inst, n_ours, n_ref) in &agr.cur_len {
+        let k = n_ours.min(n_ref).saturating_sub(1);
+        let c = insts[inst]
+            .tokens
+            .get(k)
+            .and_then(|&t| token_class.get(&(inst, k, t)).copied())
+            .unwrap_or(Class::Unexplained);
+        *out.length.entry(c).or_default() += 1;
+        if c == Class::Unexplained {
+            out.unexplained_steps += 1;
+            out.unexplained_files.insert(file.to_string());
+        }
+        out.lines.push(format!(
+            "{file}\tinstance {inst}\tmasks produced: ours {n_ours} ref {n_ref} (of {} steps)\t{}",
+            insts[inst].tokens.len() + 1,
+            c.name()
+        ));
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -484,7 +695,6 @@ fn stats_json(s: &Stats) -> serde_json::Value {
 fn ratio(a: f64, b: f64) -> f64 {
     a / b
 }
-
 
 fn family(file: &str) -> String {
     let f = file.strip_suffix(".json").unwrap_or(file);
@@ -653,6 +863,7 @@ fn main() {
     );
 
     let mut agr = Agreement::default();
+    let mut sorted = Sorted::default();
     let mut results: Vec<(String, EngineResult, EngineResult)> = Vec::new();
     let mut tok_checked = 0u64;
     let mut tok_mismatch = 0u64;
@@ -711,6 +922,21 @@ fn main() {
             run_ref(&ctx, &file, &schema, &schema_text, &insts, ours_for_cmp, &mut agr)
         }))
         .unwrap_or_else(|_| EngineResult::failed(Outcome::Panic, "panic".into()));
+        if !agr.cur.is_empty() || !agr.cur_len.is_empty() {
+            sort_file_diffs(
+                &ctx,
+                &our_f,
+                &file,
+                &schema,
+                &insts,
+                ours_for_cmp,
+                &mut agr,
+                &mut sorted,
+            );
+        }
+        agr.cur.clear();
+        agr.cur_len.clear();
+        agr.cur_compared.clear();
 
         let tb = |e: &EngineResult| {
             stats(e.replays.iter().flatten().flat_map(|r| r.times.iter().copied()).collect())
@@ -769,7 +995,7 @@ fn main() {
     // Disagreements and tokenization mismatches.
     let dis_path = args.out_dir.join("disagreements.tsv");
     let mut w = std::fs::File::create(&dis_path).expect("disagreements file");
-    for l in &agr.lines {
+    for l in &sorted.lines {
         writeln!(w, "{l}").ok();
     }
     let tok_path_out = args.out_dir.join("tokenization-mismatches.txt");
@@ -803,8 +1029,17 @@ fn main() {
     let mut fam_json = serde_json::Map::new();
     let mut fam_lines = vec![format!(
         "{:<24} {:>5} {:>5} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8}  {:<22} {:<22}",
-        "family", "files", "both", "ttfm50 o/r", "ttfm99 o/r", "tbm mean", "tbm p50", "tbm p99", "p99.9",
-        "ours ce/ve/ie/to", "ref ce/ve/ie/to"
+        "family",
+        "files",
+        "both",
+        "ttfm50 o/r",
+        "ttfm99 o/r",
+        "tbm mean",
+        "tbm p50",
+        "tbm p99",
+        "p99.9",
+        "ours ce/ve/ie/to",
+        "ref ce/ve/ie/to"
     )];
     for fam in &fams {
         let rows: Vec<&Row> = results.iter().filter(|(f, _, _)| &family(f) == fam).collect();
@@ -837,11 +1072,14 @@ fn main() {
             oc(0),
             oc(1)
         ));
-        fam_json.insert(fam.clone(), serde_json::json!({
-            "files": rows.len(), "both_compiled": nb,
-            "ours": {"ttfm_us": stats_json(&a), "tbm_us": stats_json(&c), "outcomes": oc(0)},
-            "ref": {"ttfm_us": stats_json(&b), "tbm_us": stats_json(&d), "outcomes": oc(1)},
-        }));
+        fam_json.insert(
+            fam.clone(),
+            serde_json::json!({
+                "files": rows.len(), "both_compiled": nb,
+                "ours": {"ttfm_us": stats_json(&a), "tbm_us": stats_json(&c), "outcomes": oc(0)},
+                "ref": {"ttfm_us": stats_json(&b), "tbm_us": stats_json(&d), "outcomes": oc(1)},
+            }),
+        );
     }
     std::fs::write(args.out_dir.join("families.txt"), fam_lines.join("\n") + "\n").ok();
 
@@ -866,10 +1104,7 @@ fn main() {
         ratio(ttfm_o.p50, ttfm_r.p50),
         ratio(ttfm_o.p99, ttfm_r.p99)
     );
-    println!(
-        "TBM µs ({} tokens in {} valid instances both accepted):",
-        to.n, common_instances
-    );
+    println!("TBM µs ({} tokens in {} valid instances both accepted):", to.n, common_instances);
     for (n, s) in [("ours", &to), ("ref ", &tr)] {
         println!(
             "  {n}: mean {:.1}  p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
@@ -899,7 +1134,37 @@ fn main() {
         agr.instances_with_diff,
         dis_path.display()
     );
-    println!("per family (ratios ours/ref; outcomes compile/validation/invalidation/timeout+panic):");
+    let mut class_json = serde_json::Map::new();
+    println!("mask differences by class (BENCHMARKS.md, deliberate differences): steps / tokens / mask-count differences");
+    for c in classify::Class::ALL {
+        let (st, tk, ln) = (
+            sorted.steps.get(&c).copied().unwrap_or(0),
+            sorted.tokens.get(&c).copied().unwrap_or(0),
+            sorted.length.get(&c).copied().unwrap_or(0),
+        );
+        println!("  {:<18} {st:>8} {tk:>10} {ln:>4}", c.name());
+        class_json.insert(
+            c.name().into(),
+            serde_json::json!({"steps": st, "tokens": tk, "length_diffs": ln}),
+        );
+    }
+    println!(
+        "unexplained (a token or EOS answer no documented difference accounts for): {} steps in {} files{}",
+        sorted.unexplained_steps,
+        sorted.unexplained_files.len(),
+        if sorted.unexplained_files.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({}{})",
+                sorted.unexplained_files.iter().take(8).cloned().collect::<Vec<_>>().join(", "),
+                if sorted.unexplained_files.len() > 8 { ", ..." } else { "" }
+            )
+        }
+    );
+    println!(
+        "per family (ratios ours/ref; outcomes compile/validation/invalidation/timeout+panic):"
+    );
     for l in &fam_lines {
         println!("  {l}");
     }
@@ -924,7 +1189,9 @@ fn main() {
             "families": fam_json,
             "tokenization": {"instances": tok_checked, "mismatches": tok_mismatch},
             "mask_agreement": {"steps": agr.steps_compared, "set_diffs": agr.set_diffs, "eos_diffs": agr.eos_diffs,
-                "length_diffs": agr.length_diffs, "instances_with_diff": agr.instances_with_diff},
+                "length_diffs": agr.length_diffs, "instances_with_diff": agr.instances_with_diff,
+                "classes": class_json, "unexplained_steps": sorted.unexplained_steps,
+                "unexplained_files": sorted.unexplained_files.len()},
         });
         println!("{j}");
     }

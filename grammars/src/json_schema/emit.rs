@@ -141,7 +141,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
         }
         if n.num.int_plain && !plain_int {
             if let Some(r) = num.pop() {
-                let dot0 = RegexSpec::Regex(r"-?(?:0|[1-9][0-9]*)\.0+".into());
+                let dot0 = RegexSpec::Regex(numbers::INT_DOT0.into());
                 num.push(RegexSpec::And(vec![r, RegexSpec::Not(Box::new(dot0))]));
             }
         }

@@ -14,6 +14,8 @@ pub(crate) const NUMBER_NOEXP: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?";
 pub(crate) const NUMBER_EXP: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][+-]?[0-9]+";
 /// Exponent-free JSON numbers whose value is an integer.
 pub(crate) const INTEGER: &str = r"-?(?:0|[1-9][0-9]*)(?:\.0+)?";
+/// Integers written with a zero fraction (`1.0`, `-3.00`).
+pub(crate) const INT_DOT0: &str = r"-?(?:0|[1-9][0-9]*)\.0+";
 /// Integers without a fraction.
 pub(crate) const INT_PLAIN: &str = r"-?(?:0|[1-9][0-9]*)";
 

@@ -1313,6 +1313,40 @@ fn exp_restrict(e: Exp) -> Exp {
     }
 }
 
+/// The numbers of `a ∪ b` (exponent forms aside). `int_plain` leaves `1.0`-style integers
+/// out of one side only: a side with no numbers keeps the other's flag; otherwise the
+/// exclusion is written into that side's regex, so the union neither gains those forms from
+/// an `integer` branch (`anyOf: [string, integer]` rejects `80.0` as `integer` does) nor
+/// loses them from a `number` branch.
+fn union_num(a: Num, b: &Num) -> Num {
+    let exp = match (a.exp, b.exp) {
+        (Exp::All, _) | (_, Exp::All) => Exp::All,
+        (Exp::None, x) | (x, Exp::None) => x,
+        _ => Exp::Unknown,
+    };
+    let int_plain = match (&a.rx, &b.rx) {
+        (Rx::Nothing, _) => b.int_plain,
+        (_, Rx::Nothing) => a.int_plain,
+        _ => a.int_plain && b.int_plain,
+    };
+    let bake = |n: &Num| -> Rx {
+        match &n.rx {
+            Rx::Some(r) if n.int_plain && !int_plain => Rx::Some(RegexSpec::And(vec![
+                r.clone(),
+                RegexSpec::Not(Box::new(RegexSpec::Regex(numbers::INT_DOT0.into()))),
+            ])),
+            Rx::All if n.int_plain && !int_plain => Rx::Some(RegexSpec::And(vec![
+                RegexSpec::Regex(numbers::NUMBER_NOEXP.into()),
+                RegexSpec::Not(Box::new(RegexSpec::Regex(numbers::INT_DOT0.into()))),
+            ])),
+            x => x.clone(),
+        }
+    };
+    let rb = bake(b);
+    let ra = if a.int_plain && !int_plain { bake(&a) } else { a.rx };
+    Num { rx: ra.or_owned(&rb), exp, int_plain }
+}
+
 /// `a ∪ b`, consuming the accumulator `a` so that a fold over n alternatives (an `enum` of
 /// 100k strings) stays linear.
 pub(crate) fn union_into(a: Node, b: &Node) -> Result<Node, Error> {
@@ -1326,20 +1360,11 @@ pub(crate) fn union_into(a: Node, b: &Node) -> Result<Node, Error> {
     // an unconstrained alternative absorbs the others
     let arr = if arr.iter().any(Arr::is_any) { vec![Arr::any()] } else { arr };
     let obj = if obj.iter().any(Obj::is_any) { vec![Obj::any()] } else { obj };
-    let exp = match (a.num.exp, b.num.exp) {
-        (Exp::All, _) | (_, Exp::All) => Exp::All,
-        (Exp::None, x) | (x, Exp::None) => x,
-        _ => Exp::Unknown,
-    };
     Ok(Node {
         null: a.null || b.null,
         t: a.t || b.t,
         f: a.f || b.f,
-        num: Num {
-            rx: a.num.rx.or_owned(&b.num.rx),
-            exp,
-            int_plain: a.num.int_plain && b.num.int_plain,
-        },
+        num: union_num(a.num, &b.num),
         str_: a.str_.or_owned(&b.str_),
         str_approx: a.str_approx || b.str_approx,
         arr,
