@@ -109,6 +109,34 @@ fn combinators_and_refs() {
     let mut s4 = s.clone();
     s4["$schema"] = json!("http://json-schema.org/draft-04/schema#");
     check(s4, &["{\"a\":1,\"c\":2}", "{\"a\":2,\"b\":2}"], &["{\"a\":1,", "{\"a\" 1}"]);
+    // Likewise every keyword newer than the declared draft (LLGuidance reads them so too).
+    let d4 = "http://json-schema.org/draft-04/schema#";
+    let d7 = "http://json-schema.org/draft-07/schema#";
+    check(json!({"$schema": d4, "const": 5}), &["5", "6"], &["\"x"]);
+    check(json!({"const": 5}), &["5"], &["6"]);
+    let s = json!({"$schema": d4, "type": "object", "propertyNames": {"pattern": "^[0-9]+$"}});
+    check(s, &["{\"12\":1}", "{\"ab\":1}"], &["[]"]);
+    check(json!({"$schema": d4, "type": "array", "contains": {"const": 5}}), &["[6]"], &["{}"]);
+    let s = json!({"$schema": d7, "type": "object", "dependentRequired": {"a": ["b"]}});
+    check(s, &["{\"a\":1}"], &["1"]);
+    check(
+        json!({"$schema": d7, "type": "array", "prefixItems": [{"const": 5}]}),
+        &["[6]"],
+        &["{}"],
+    );
+    check(json!({"type": "array", "prefixItems": [{"const": 5}]}), &["[5]", "[5,6]"], &["[6]"]);
+    let s = json!({"$schema": "http://json-schema.org/draft-06/schema#", "const": 5});
+    check(s, &["5"], &["6"]);
+    // Properties merged in keyword order (LLGuidance's order): an applicator written before
+    // `properties` puts its properties first, one written after puts them after.
+    let a = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+    let x = json!({"x": {"type": "object"}});
+    let before: serde_json::Value =
+        serde_json::from_str(&format!("{{\"anyOf\":[{a}],\"properties\":{x}}}")).unwrap();
+    check(before, &["{\"a\":\"s\",\"x\":{}}"], &["{\"x\":{},\"a\":\"s\"}"]);
+    let after: serde_json::Value =
+        serde_json::from_str(&format!("{{\"properties\":{x},\"allOf\":[{a}]}}")).unwrap();
+    check(after, &["{\"x\":{},\"a\":\"s\"}"], &["{\"a\":\"s\",\"x\":{}}"]);
     let s = json!({
         "$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}}, "additionalProperties": false}},
         "$ref": "#/$defs/node"

@@ -36,13 +36,18 @@ pub enum Class {
     /// 9. ECMA-262 `\s`, `\d`, `\w` (ASCII digits and word characters; `\s` with U+FEFF and
     ///    without U+0085), where the reference uses Unicode classes.
     EcmaClasses,
-    /// 10. Numbers in `enum`/`const` compared by value: `0.40` and `1.0` for 0.4 and 1.
+    /// 10. Numbers compared by value: `0.40` and `1.0` for an `enum`/`const` 0.4 and 1, or in
+    ///     a range such as `minimum: 1, maximum: 1`.
     NumberByValue,
+    /// 11. Calendar dates: a day past the end of its month (February 29 of a common year).
+    CalendarDate,
+    /// 12. Hostname labels with `--` in positions 3-4 (RFC 5891 4.2.3.1: only A-labels).
+    HyphenLabel,
     Unexplained,
 }
 
 impl Class {
-    pub const ALL: [Class; 11] = [
+    pub const ALL: [Class; 13] = [
         Class::UnicodeEscape,
         Class::LeapSecond,
         Class::IpvFuture,
@@ -53,6 +58,8 @@ impl Class {
         Class::LongLabel,
         Class::EcmaClasses,
         Class::NumberByValue,
+        Class::CalendarDate,
+        Class::HyphenLabel,
         Class::Unexplained,
     ];
 
@@ -68,6 +75,8 @@ impl Class {
             Class::LongLabel => "8-long-label",
             Class::EcmaClasses => "9-ecma-classes",
             Class::NumberByValue => "10-number-by-value",
+            Class::CalendarDate => "11-calendar-date",
+            Class::HyphenLabel => "12-hyphen-label",
             Class::Unexplained => "unexplained",
         }
     }
@@ -90,7 +99,7 @@ pub struct SchemaInfo {
     dot_pattern: bool,
     /// A pattern using `\s`, `\S`, `\d`, `\D`, `\w` or `\W`.
     class_pattern: bool,
-    /// A number in an `enum` or a `const`.
+    /// A number in an `enum` or a `const`, or a numeric bound.
     num_enum: bool,
 }
 
@@ -110,7 +119,7 @@ impl SchemaInfo {
             if k == "format" {
                 if let Some(f) = v.as_str() {
                     match f {
-                        "date-time" | "time" => info.date_time = true,
+                        "date-time" | "time" | "date" => info.date_time = true,
                         "uri" | "uri-reference" | "iri" | "iri-reference" | "uri-template" => {
                             info.uri = true
                         }
@@ -122,6 +131,10 @@ impl SchemaInfo {
                         _ => {}
                     }
                 }
+            } else if matches!(k, "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum")
+                && v.is_number()
+            {
+                info.num_enum = true;
             } else if k == "enum" || k == "const" {
                 let num = |x: &serde_json::Value| x.is_number();
                 if num(v) || v.as_array().is_some_and(|a| a.iter().any(num)) {
@@ -286,7 +299,7 @@ impl Scan {
                     if b.is_ascii_digit() || b"+-.eE".contains(&b) {
                         i += 1;
                     } else {
-                        if i > p0 {
+                        if i >= p0 {
                             f.numbers.push(s[self.num_start..i].to_vec());
                         }
                         self.mode = Mode::Value;
@@ -498,6 +511,39 @@ pub fn classify_token(
                     return Class::LeapSecond;
                 }
             }
+            // 11: a day past the end of its month.
+            if info.date_time {
+                static DATE: OnceLock<Regex> = OnceLock::new();
+                let date = re(&DATE, r"([0-9]{4})-([0-9]{2})-([0-9]{1,2})");
+                if f.strings.iter().any(|(c, off)| {
+                    let c = String::from_utf8_lossy(c);
+                    date.captures_iter(&c).any(|m| {
+                        let n = |i: usize| m[i].parse::<u32>().unwrap_or(0);
+                        let (y, mo, d) = (n(1), n(2), &m[3]);
+                        let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+                        let last = match mo {
+                            2 if leap => 29,
+                            2 => 28,
+                            4 | 6 | 9 | 11 => 30,
+                            _ => 31,
+                        };
+                        let past = if d.len() == 2 { n(3) > last } else { n(3) * 10 > last };
+                        m.get(0).is_some_and(|w| w.end() > *off) && past
+                    })
+                }) {
+                    return Class::CalendarDate;
+                }
+            }
+            // 12: `--` in positions 3-4 of a hostname label.
+            if info.host {
+                static HYPH: OnceLock<Regex> = OnceLock::new();
+                let hyph = re(&HYPH, r"(?:^|[.@/])[A-Za-z0-9-]{2}--");
+                if f.strings.iter().any(|(c, off)| {
+                    hyph.find_iter(&String::from_utf8_lossy(c)).any(|m| m.end() > *off)
+                }) {
+                    return Class::HyphenLabel;
+                }
+            }
             // 6: an escaped CR or a raw U+2028/2029 under a pattern with `.`.
             if info.dot_pattern {
                 let s = String::from_utf8_lossy(tok);
@@ -505,9 +551,10 @@ pub fn classify_token(
                     return Class::EcmaDot;
                 }
             }
-            // 8: a hostname label past 63 characters.
+            // 8: a hostname label past 63 characters (or at 63 ending in `-`, which only a
+            // longer label can complete).
             if info.host {
-                let label = re(&LABEL, r"[A-Za-z0-9-]{64,}");
+                let label = re(&LABEL, r"[A-Za-z0-9-]{64,}|[A-Za-z0-9-]{62}-$");
                 if f.strings.iter().any(|(c, off)| {
                     label.find_iter(&String::from_utf8_lossy(c)).any(|m| m.end() > *off)
                 }) {

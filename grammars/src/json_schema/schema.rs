@@ -335,6 +335,25 @@ fn unsupported(kw: &str, msg: &str) -> Error {
 }
 
 /// Keywords that never constrain instances (annotations, containers of subschemas).
+/// Whether `kw` is a keyword only from a draft after `draft` (draft 6 added `const`,
+/// `contains`, `propertyNames`; draft 7 `if`/`then`/`else`; 2019-09 the `dependent*`,
+/// `*Contains` and `unevaluated*` keywords; 2020-12 `prefixItems`).
+fn newer_keyword(kw: &str, draft: Draft) -> bool {
+    let since = match kw {
+        "const" | "contains" | "propertyNames" => Draft::D6,
+        "if" | "then" | "else" => Draft::D7,
+        "dependentRequired"
+        | "dependentSchemas"
+        | "minContains"
+        | "maxContains"
+        | "unevaluatedProperties"
+        | "unevaluatedItems" => Draft::D2019,
+        "prefixItems" => Draft::D2020,
+        _ => return false,
+    };
+    draft < since
+}
+
 const IGNORED: &[&str] = &[
     "$schema",
     "$id",
@@ -758,6 +777,19 @@ impl<'a> Ctx<'a> {
             }
         };
         let draft = self.doc.draft;
+        // Keywords newer than the schema's declared draft are not keywords there (a validator
+        // of that draft ignores them, and so does LLGuidance): left out of a filtered copy.
+        let filtered;
+        let m = if draft < Draft::D2020 && m.keys().any(|k| newer_keyword(k, draft)) {
+            filtered = m
+                .iter()
+                .filter(|(k, _)| !newer_keyword(k, draft))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<serde_json::Map<String, Value>>();
+            &filtered
+        } else {
+            m
+        };
         let sub = |k: &str| format!("{loc}/{}", escape_token(k));
         if draft <= Draft::D7 {
             if let Some(r) = m.get("$ref") {
@@ -771,7 +803,17 @@ impl<'a> Ctx<'a> {
         }
         let mut n = Node::any();
         let mut unknown_format: Option<String> = None;
-        let mut applied: Vec<Node> = Vec::new();
+        // Applicators' nodes with the index of their keyword in the schema object: objects'
+        // properties are merged in keyword order (LLGuidance's order): the schema's own
+        // properties go where its first `properties` / `additionalProperties` /
+        // `patternProperties` keyword is, an `allOf` written before it puts its properties first.
+        let mut applied: Vec<(usize, Node)> = Vec::new();
+        let own_obj_at = m
+            .keys()
+            .position(|k| {
+                matches!(k.as_str(), "properties" | "additionalProperties" | "patternProperties")
+            })
+            .unwrap_or(0);
         let mut arr = Arr::any();
         let mut has_arr = false;
         let mut clause = Clause { props: vec![], patterns: vec![], additional: SExpr::True };
@@ -780,8 +822,8 @@ impl<'a> Ctx<'a> {
         let has_applicators =
             ["allOf", "anyOf", "oneOf", "not", "if", "$ref", "dependentSchemas", "dependencies"]
                 .iter()
-                .any(|k| m.contains_key(*k) && (*k != "if" || draft >= Draft::D7));
-        for (k, val) in m {
+                .any(|k| m.contains_key(*k));
+        for (ki, (k, val)) in m.iter().enumerate() {
             let kw = k.as_str();
             match kw {
                 "type" => {
@@ -1065,15 +1107,12 @@ impl<'a> Ctx<'a> {
                         "anyOf" => (*self.normalize(&SExpr::Any(es))?).clone(),
                         _ => self.one_of(&es)?,
                     };
-                    applied.push(node);
+                    applied.push((ki, node));
                 }
                 "not" => {
                     let e = SExpr::not(&self.at(sub(kw)));
-                    applied.push((*self.normalize(&e)?).clone());
+                    applied.push((ki, (*self.normalize(&e)?).clone()));
                 }
-                // `if`/`then`/`else` are keywords from draft 7 on; an earlier draft does not
-                // know them (a draft-04 validator ignores them, and so do we).
-                "if" if draft < Draft::D7 => {}
                 "if" => {
                     let c = self.at(sub("if"));
                     let t = if m.contains_key("then") { self.at(sub("then")) } else { SExpr::True };
@@ -1085,7 +1124,7 @@ impl<'a> Ctx<'a> {
                         SExpr::all(vec![c.clone(), t]),
                         SExpr::all(vec![SExpr::not(&c), f]),
                     ]);
-                    applied.push((*self.normalize(&e)?).clone());
+                    applied.push((ki, (*self.normalize(&e)?).clone()));
                 }
                 "$ref" => {
                     let r = val
@@ -1093,7 +1132,7 @@ impl<'a> Ctx<'a> {
                         .ok_or_else(|| Error::new(ErrorKind::Value, "$ref must be a string"))?;
                     let target = self.doc.resolve_ref(loc, r)?;
                     let e = self.at(target);
-                    applied.push((*self.normalize(&e)?).clone());
+                    applied.push((ki, (*self.normalize(&e)?).clone()));
                 }
                 "dependentRequired" | "dependentSchemas" | "dependencies" => {
                     let o = val.as_object().ok_or_else(|| {
@@ -1129,7 +1168,7 @@ impl<'a> Ctx<'a> {
                         // non-objects are unconstrained
                         let mut u = present;
                         u.obj.push(absent);
-                        applied.push(u);
+                        applied.push((ki, u));
                     }
                 }
                 "$dynamicRef" | "$recursiveRef" => {
@@ -1146,6 +1185,7 @@ impl<'a> Ctx<'a> {
             let a = Node { arr: vec![arr], ..Node::any() };
             n = self.intersect(&n, &a)?;
         }
+        let mut own_obj = None;
         if has_obj {
             if !clause.props.is_empty()
                 || !clause.patterns.is_empty()
@@ -1153,11 +1193,18 @@ impl<'a> Ctx<'a> {
             {
                 obj.clauses.push(clause);
             }
-            let o = Node { obj: vec![obj], ..Node::any() };
-            n = self.intersect(&n, &o)?;
+            own_obj = Some(Node { obj: vec![obj], ..Node::any() });
         }
-        for a in applied {
+        for (ki, a) in applied {
+            if ki > own_obj_at {
+                if let Some(o) = own_obj.take() {
+                    n = self.intersect(&n, &o)?;
+                }
+            }
             n = self.intersect(&n, &a)?;
+        }
+        if let Some(o) = own_obj {
+            n = self.intersect(&n, &o)?;
         }
         // `format` only constrains strings: an unknown one matters only if strings remain
         if let Some(f) = unknown_format {
