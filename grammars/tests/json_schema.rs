@@ -112,8 +112,8 @@ fn combinators_and_refs() {
     // Likewise every keyword newer than the declared draft (LLGuidance reads them so too).
     let d4 = "http://json-schema.org/draft-04/schema#";
     let d7 = "http://json-schema.org/draft-07/schema#";
-    check(json!({"$schema": d4, "const": 5}), &["5", "6"], &["\"x"]);
-    check(json!({"const": 5}), &["5"], &["6"]);
+    // ... except `const`, applied in every draft (it only narrows).
+    check(json!({"$schema": d4, "type": "string", "const": "mm"}), &["\"mm\""], &["\"m\""]);
     let s = json!({"$schema": d4, "type": "object", "propertyNames": {"pattern": "^[0-9]+$"}});
     check(s, &["{\"12\":1}", "{\"ab\":1}"], &["[]"]);
     check(json!({"$schema": d4, "type": "array", "contains": {"const": 5}}), &["[6]"], &["{}"]);

@@ -37,10 +37,11 @@
 //! `items`, `contains`), `if`/`then`/`else`, `$ref` (local: JSON pointers, `$defs`,
 //! `definitions`, `$id`, `$anchor`; recursion becomes grammar recursion),
 //! `unevaluatedProperties`/`unevaluatedItems` without applicators, boolean schemas.
-//! Keywords newer than the declared `$schema` draft (`const`, `contains`, `propertyNames`
-//! before draft 6, `if` before 7, `dependent*`/`*Contains`/`unevaluated*` before 2019-09,
+//! Keywords newer than the declared `$schema` draft (`contains`, `propertyNames` before
+//! draft 6, `if` before 7, `dependent*`/`*Contains`/`unevaluated*` before 2019-09,
 //! `prefixItems` before 2020-12) are not keywords there and are ignored, as a validator of
-//! that draft (and LLGuidance) does; without `$schema`, 2020-12 applies.
+//! that draft (and LLGuidance) does; `const` is applied in every draft (draft-04 schemas use
+//! it, LLGuidance applies it, and it only narrows). Without `$schema`, 2020-12 applies.
 //! Properties of merged schemas (`allOf`, `anyOf`, `oneOf`, `$ref` beside `properties`) are
 //! ordered by keyword position, as LLGuidance does: the schema's own properties where its
 //! first `properties`/`additionalProperties`/`patternProperties` keyword is.

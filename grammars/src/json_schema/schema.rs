@@ -335,12 +335,14 @@ fn unsupported(kw: &str, msg: &str) -> Error {
 }
 
 /// Keywords that never constrain instances (annotations, containers of subschemas).
-/// Whether `kw` is a keyword only from a draft after `draft` (draft 6 added `const`,
-/// `contains`, `propertyNames`; draft 7 `if`/`then`/`else`; 2019-09 the `dependent*`,
-/// `*Contains` and `unevaluated*` keywords; 2020-12 `prefixItems`).
+/// Whether `kw` is a keyword only from a draft after `draft` (draft 6 added `contains`,
+/// `propertyNames`; draft 7 `if`/`then`/`else`; 2019-09 the `dependent*`, `*Contains` and
+/// `unevaluated*` keywords; 2020-12 `prefixItems`). Draft 6's `const` is applied in draft-04
+/// schemas too: they use it meaning it, LLGuidance applies it there (beside `type`), and
+/// applying it never accepts more.
 fn newer_keyword(kw: &str, draft: Draft) -> bool {
     let since = match kw {
-        "const" | "contains" | "propertyNames" => Draft::D6,
+        "contains" | "propertyNames" => Draft::D6,
         "if" | "then" | "else" => Draft::D7,
         "dependentRequired"
         | "dependentSchemas"
