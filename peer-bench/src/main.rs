@@ -922,7 +922,7 @@ fn main() {
             run_ref(&ctx, &file, &schema, &schema_text, &insts, ours_for_cmp, &mut agr)
         }))
         .unwrap_or_else(|_| EngineResult::failed(Outcome::Panic, "panic".into()));
-        if !agr.cur.is_empty() || !agr.cur_len.is_empty() {
+        if (!agr.cur.is_empty() || !agr.cur_len.is_empty()) && std::env::var_os("PEER_NO_SORT").is_none() {
             sort_file_diffs(
                 &ctx,
                 &our_f,
