@@ -146,6 +146,23 @@ fn combinators_and_refs() {
 
 #[test]
 fn formats() {
+    // Hostnames (RFC 1123 labels of 1-63 characters, at most 253 in all; RFC 5891: no "--" in
+    // positions 3-4), written by label length without a complement.
+    let q = |s: &str| format!("\"{s}\"");
+    let l63 = "a".repeat(63);
+    let good: Vec<String> = ["a", "ab", "a-b", "ab-c", "a--b", "abc--d", "ab-cd", "abc-d", "a.b.c"]
+        .iter()
+        .map(|s| q(s))
+        .chain([q(&l63), q(&format!("{l63}.{l63}.{l63}.{}", "b".repeat(61)))])
+        .collect();
+    let bad: Vec<String> = ["", "-a", "a-", "a..b", "ab--c", "xn--abc", "ab--", "a_b"]
+        .iter()
+        .map(|s| q(s))
+        .chain([q(&"a".repeat(64)), q(&format!("{l63}.{l63}.{l63}.{}", "b".repeat(62)))])
+        .collect();
+    let g: Vec<&str> = good.iter().map(String::as_str).collect();
+    let b: Vec<&str> = bad.iter().map(String::as_str).collect();
+    check(json!({"format": "hostname"}), &g, &b);
     check(json!({"format": "date"}), &["\"2020-02-29\""], &["\"2021-02-29\"", "\"2020-13-01\""]);
     check(
         json!({"format": "date-time"}),

@@ -471,8 +471,14 @@ pub(crate) fn format_regex(name: &str) -> Option<String> {
             )
         }
         "hostname" => {
-            // labels without "--" in positions 3-4 (see format_exclusions)
-            format!("(?:{label})(?:\\.(?:{label}))*")
+            // RFC 1123 labels without "--" in positions 3-4 (RFC 5891 reserves those for
+            // A-labels), spelled out by length so that no complement is needed: 1-4
+            // characters, then 5-63 with positions 3-4 an alphanumeric or "-" + alphanumeric.
+            let (a, h) = ("[A-Za-z0-9]", "[A-Za-z0-9-]");
+            let hl = format!(
+                "(?:{a}|{a}{a}|{a}{h}{a}|{a}{h}{h}{a}|{a}{h}(?:{a}{h}|-{a}){h}{{0,58}}{a})"
+            );
+            format!("{hl}(?:\\.{hl})*")
         }
         "ipv4" => ipv4,
         "ipv6" => ipv6,
@@ -497,20 +503,11 @@ pub(crate) fn format_regex(name: &str) -> Option<String> {
     Some(rx)
 }
 
-/// Extra conditions of a format beyond its regex, as regexes that must *not* match.
 /// The most characters a format allows, as a positive bound (`X & .{0,n}` keeps the lexer's
 /// non-emptiness checks cheap where `X & ~(.{n+1,})` ran out of step fuel).
 pub(crate) fn format_max_len(name: &str) -> Option<u32> {
     match name {
         "hostname" => Some(253),
         _ => None,
-    }
-}
-
-pub(crate) fn format_exclusions(name: &str) -> Vec<String> {
-    match name {
-        // a label with "--" in positions 3 and 4 (reserved for IDNA)
-        "hostname" => vec![r"(?:.*\.)?[^.]{2}--.*".to_string()],
-        _ => vec![],
     }
 }

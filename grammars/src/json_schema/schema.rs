@@ -958,20 +958,9 @@ impl<'a> Ctx<'a> {
                     match ecma::format_regex(f) {
                         Some(rx) => {
                             let mut spec = RegexSpec::Regex(rx);
-                            let ex = ecma::format_exclusions(f);
-                            let max = ecma::format_max_len(f);
-                            if !ex.is_empty() || max.is_some() {
-                                let mut v = vec![spec];
-                                if let Some(n) = max {
-                                    v.push(RegexSpec::Regex(format!(
-                                        "{}{{0,{n}}}",
-                                        ecma::ANY_CHAR
-                                    )));
-                                }
-                                for e in ex {
-                                    v.push(RegexSpec::Not(Box::new(RegexSpec::Regex(e))));
-                                }
-                                spec = RegexSpec::And(v);
+                            if let Some(n) = ecma::format_max_len(f) {
+                                let max = format!("{}{{0,{n}}}", ecma::ANY_CHAR);
+                                spec = RegexSpec::And(vec![spec, RegexSpec::Regex(max)]);
                             }
                             n.str_ = n.str_.and(&Rx::Some(spec));
                         }
