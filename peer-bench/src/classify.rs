@@ -222,10 +222,8 @@ pub struct Scan {
 /// What a token's bytes fall in.
 #[derive(Default, Debug)]
 struct Features {
-    /// `\u` escapes touched by the token: (code point if complete, spelled hex).
-    u_escapes: Vec<(Option<u32>, String)>,
-    /// The token ends right after a `\` inside a string.
-    pending_backslash: bool,
+    /// `\u` escapes touched by the token: the code point, `None` while incomplete.
+    u_escapes: Vec<Option<u32>>,
     /// Short escapes (`\r`, `\"`, ...) the token writes or completes.
     short_escapes: Vec<u8>,
     /// Strings the token writes into: raw content (through the token) and the offset in it
@@ -272,10 +270,8 @@ impl Scan {
                             if n + 1 == 4 {
                                 self.esc = Esc::No;
                                 if i >= p0 {
-                                    let hex = String::from_utf8_lossy(&s[self.esc_start + 2..=i])
-                                        .into_owned();
-                                    let cp = u32::from_str_radix(&hex, 16).ok();
-                                    f.u_escapes.push((cp, hex));
+                                    let hex = String::from_utf8_lossy(&s[self.esc_start + 2..=i]);
+                                    f.u_escapes.push(u32::from_str_radix(&hex, 16).ok());
                                 }
                             } else {
                                 self.esc = Esc::U(n + 1);
@@ -344,13 +340,8 @@ impl Scan {
         // At the end of the token: what is still open.
         match self.mode {
             Mode::Str => {
-                match self.esc {
-                    Esc::Slash => f.pending_backslash = true,
-                    Esc::U(_) => {
-                        let hex = String::from_utf8_lossy(&s[self.esc_start + 2..]).into_owned();
-                        f.u_escapes.push((None, hex));
-                    }
-                    Esc::No => {}
+                if let Esc::U(_) = self.esc {
+                    f.u_escapes.push(None);
                 }
                 if s.len() > p0 {
                     self.note_string(s, s.len(), p0, f);
@@ -482,6 +473,14 @@ fn completions(part: &[u8]) -> impl Iterator<Item = char> + '_ {
     })
 }
 
+/// Whether `rx` matches in a string the token writes into, the match ending in the token's
+/// bytes (not wholly in the text before it).
+fn match_ends_in_token(f: &Features, rx: &Regex) -> bool {
+    f.strings
+        .iter()
+        .any(|(c, off)| rx.find_iter(&String::from_utf8_lossy(c)).any(|m| m.end() > *off))
+}
+
 /// The class of one differing token; `tok` is its bytes, `side` the engine that allows it.
 pub fn classify_token(
     info: &SchemaInfo,
@@ -499,15 +498,13 @@ pub fn classify_token(
     match side {
         Side::Ref => {
             // 1: a non-canonical \u escape (or the start of one).
-            if f.u_escapes.iter().any(|(cp, _)| cp.is_none_or(|cp| !u_escape_is_canonical(cp))) {
+            if f.u_escapes.iter().any(|cp| cp.is_none_or(|cp| !u_escape_is_canonical(cp))) {
                 return Class::UnicodeEscape;
             }
             // 2: second 60.
             if info.date_time {
                 let leap = re(&LEAP, r"(?:^|[^0-9])[0-9]{2}:[0-9]{2}:6");
-                if f.strings.iter().any(|(c, off)| {
-                    leap.find_iter(&String::from_utf8_lossy(c)).any(|m| m.end() > *off)
-                }) {
+                if match_ends_in_token(&f, leap) {
                     return Class::LeapSecond;
                 }
             }
@@ -538,9 +535,7 @@ pub fn classify_token(
             if info.host {
                 static HYPH: OnceLock<Regex> = OnceLock::new();
                 let hyph = re(&HYPH, r"(?:^|[.@/])[A-Za-z0-9-]{2}--");
-                if f.strings.iter().any(|(c, off)| {
-                    hyph.find_iter(&String::from_utf8_lossy(c)).any(|m| m.end() > *off)
-                }) {
+                if match_ends_in_token(&f, hyph) {
                     return Class::HyphenLabel;
                 }
             }
@@ -555,9 +550,7 @@ pub fn classify_token(
             // longer label can complete).
             if info.host {
                 let label = re(&LABEL, r"[A-Za-z0-9-]{64,}|[A-Za-z0-9-]{62}-$");
-                if f.strings.iter().any(|(c, off)| {
-                    label.find_iter(&String::from_utf8_lossy(c)).any(|m| m.end() > *off)
-                }) {
+                if match_ends_in_token(&f, label) {
                     return Class::LongLabel;
                 }
             }
@@ -566,9 +559,7 @@ pub fn classify_token(
             // 3: `[v` opening an IPvFuture host.
             if info.uri {
                 let ipvf = re(&IPVF, r"//(?:[^/?#\[@]*@)?\[[vV]");
-                if f.strings.iter().any(|(c, off)| {
-                    ipvf.find_iter(&String::from_utf8_lossy(c)).any(|m| m.end() > *off)
-                }) {
+                if match_ends_in_token(&f, ipvf) {
                     return Class::IpvFuture;
                 }
             }

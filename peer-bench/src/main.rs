@@ -260,7 +260,6 @@ fn bit(words: &[u32], i: u32) -> bool {
 #[allow(clippy::too_many_arguments)]
 fn compare_masks(
     ctx: &RefCtx,
-    file: &str,
     inst: usize,
     step: usize,
     ours_w: &[u32],
@@ -269,7 +268,6 @@ fn compare_masks(
     agr: &mut Agreement,
     had_diff: &mut bool,
 ) {
-    let _ = file;
     agr.steps_compared += 1;
     agr.cur_compared.insert((inst, step));
     let mut eos_set: Vec<u32> = ctx.our_eos.to_vec();
@@ -330,14 +328,11 @@ fn compare_masks(
 
 fn run_ref(
     ctx: &RefCtx,
-    file: &str,
-    schema: &serde_json::Value,
     schema_text: &str,
     insts: &[Instance],
     ours_res: Option<&EngineResult>,
     agr: &mut Agreement,
 ) -> EngineResult {
-    let _ = schema;
     let t0 = Instant::now();
     // Same starting point as ours: the schema text.
     let grammar = match serde_json::from_str::<serde_json::Value>(schema_text) {
@@ -396,7 +391,6 @@ fn run_ref(
             if let Some(om) = our_masks.and_then(|v| v.get(step)) {
                 compare_masks(
                     ctx,
-                    file,
                     i,
                     step,
                     om,
@@ -430,7 +424,6 @@ fn run_ref(
                 if let Some(om) = our_masks.and_then(|v| v.get(step)) {
                     compare_masks(
                         ctx,
-                        file,
                         i,
                         step,
                         om,
@@ -532,15 +525,15 @@ fn sort_file_diffs(
     let vocab = our_f.tokenizer().vocab();
     // The reference replayed on the schema as we read it: a token whose difference goes away
     // there is a `$ref`-sibling difference.
-    let mut replay: Option<(
-        HashSet<(usize, usize)>,
-        HashMap<(usize, usize), (HashSet<u32>, HashSet<u32>)>,
-    )> = None;
+    // (steps compared, per step: tokens only ours allow, tokens only the reference allows)
+    type Replayed =
+        (HashSet<(usize, usize)>, HashMap<(usize, usize), (HashSet<u32>, HashSet<u32>)>);
+    let mut replay: Option<Replayed> = None;
     if let Some(s2) = as_we_read_it(schema) {
         let mut a2 = Agreement::default();
         let text2 = s2.to_string();
         let ok = catch_unwind(AssertUnwindSafe(|| {
-            run_ref(ctx, file, &s2, &text2, insts, ours_res, &mut a2);
+            run_ref(ctx, &text2, insts, ours_res, &mut a2);
         }))
         .is_ok();
         if ok {
@@ -919,10 +912,12 @@ fn main() {
             .unwrap_or_else(|_| EngineResult::failed(Outcome::Panic, "panic".into()));
         let ours_for_cmp = o.ttfm_us.is_some().then_some(&o);
         let r = catch_unwind(AssertUnwindSafe(|| {
-            run_ref(&ctx, &file, &schema, &schema_text, &insts, ours_for_cmp, &mut agr)
+            run_ref(&ctx, &schema_text, &insts, ours_for_cmp, &mut agr)
         }))
         .unwrap_or_else(|_| EngineResult::failed(Outcome::Panic, "panic".into()));
-        if (!agr.cur.is_empty() || !agr.cur_len.is_empty()) && std::env::var_os("PEER_NO_SORT").is_none() {
+        if (!agr.cur.is_empty() || !agr.cur_len.is_empty())
+            && std::env::var_os("PEER_NO_SORT").is_none()
+        {
             sort_file_diffs(
                 &ctx,
                 &our_f,

@@ -141,8 +141,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
         }
         if n.num.int_plain && !plain_int {
             if let Some(r) = num.pop() {
-                let dot0 = RegexSpec::Regex(numbers::INT_DOT0.into());
-                num.push(RegexSpec::And(vec![r, RegexSpec::Not(Box::new(dot0))]));
+                num.push(numbers::without_zero_fraction(r));
             }
         }
         if n.num.exp == Exp::All {

@@ -5,6 +5,7 @@
 //! (\.[0-9]+)?`) whose value satisfies the constraint, `-0` included.
 
 use crate::{Error, ErrorKind};
+use lexer::RegexSpec;
 
 /// Exponent-free nonnegative JSON numbers.
 pub(crate) const NONNEG: &str = r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?";
@@ -16,6 +17,10 @@ pub(crate) const NUMBER_EXP: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][+-]?[
 pub(crate) const INTEGER: &str = r"-?(?:0|[1-9][0-9]*)(?:\.0+)?";
 /// Integers written with a zero fraction (`1.0`, `-3.00`).
 pub(crate) const INT_DOT0: &str = r"-?(?:0|[1-9][0-9]*)\.0+";
+/// `r` without the integers written with a zero fraction (`1.0`).
+pub(crate) fn without_zero_fraction(r: RegexSpec) -> RegexSpec {
+    RegexSpec::And(vec![r, RegexSpec::Not(Box::new(RegexSpec::Regex(INT_DOT0.into())))])
+}
 /// Integers without a fraction.
 pub(crate) const INT_PLAIN: &str = r"-?(?:0|[1-9][0-9]*)";
 

@@ -334,7 +334,6 @@ fn unsupported(kw: &str, msg: &str) -> Error {
     Error::new(ErrorKind::Unsupported, format!("{kw}: {msg}"))
 }
 
-/// Keywords that never constrain instances (annotations, containers of subschemas).
 /// Whether `kw` is a keyword only from a draft after `draft` (draft 6 added `contains`,
 /// `propertyNames`; draft 7 `if`/`then`/`else`; 2019-09 the `dependent*`, `*Contains` and
 /// `unevaluated*` keywords; 2020-12 `prefixItems`). Draft 6's `const` is applied in draft-04
@@ -356,6 +355,7 @@ fn newer_keyword(kw: &str, draft: Draft) -> bool {
     draft < since
 }
 
+/// Keywords that never constrain instances (annotations, containers of subschemas).
 const IGNORED: &[&str] = &[
     "$schema",
     "$id",
@@ -995,11 +995,11 @@ impl<'a> Ctx<'a> {
                         "maxItems" => arr.max = Some(count(kw, val)?),
                         "contains" => {
                             let lo = match m.get("minContains") {
-                                Some(v) if draft >= Draft::D2019 => count("minContains", v)?,
+                                Some(v) => count("minContains", v)?,
                                 _ => 1,
                             };
                             let hi = match m.get("maxContains") {
-                                Some(v) if draft >= Draft::D2019 => Some(count("maxContains", v)?),
+                                Some(v) => Some(count("maxContains", v)?),
                                 _ => None,
                             };
                             arr.contains.push((self.at(sub(kw)), lo, hi));
@@ -1369,14 +1369,12 @@ fn union_num(a: Num, b: &Num) -> Num {
     };
     let bake = |n: &Num| -> Rx {
         match &n.rx {
-            Rx::Some(r) if n.int_plain && !int_plain => Rx::Some(RegexSpec::And(vec![
-                r.clone(),
-                RegexSpec::Not(Box::new(RegexSpec::Regex(numbers::INT_DOT0.into()))),
-            ])),
-            Rx::All if n.int_plain && !int_plain => Rx::Some(RegexSpec::And(vec![
+            Rx::Some(r) if n.int_plain && !int_plain => {
+                Rx::Some(numbers::without_zero_fraction(r.clone()))
+            }
+            Rx::All if n.int_plain && !int_plain => Rx::Some(numbers::without_zero_fraction(
                 RegexSpec::Regex(numbers::NUMBER_NOEXP.into()),
-                RegexSpec::Not(Box::new(RegexSpec::Regex(numbers::INT_DOT0.into()))),
-            ])),
+            )),
             x => x.clone(),
         }
     };
