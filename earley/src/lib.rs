@@ -50,4 +50,4 @@ mod parser;
 
 pub use cfg::{Cfg, CfgBuilder, CfgLimits, CfgSymbol, SymIdx, SymbolProps, Terminal};
 pub use error::{Error, ErrorKind};
-pub use parser::{Parser, ParserLimits, ParserOptions, ParserStats};
+pub use parser::{Parser, ParserLimits, ParserOptions, ParserStats, SkipClass};

@@ -30,8 +30,18 @@ impl Default for ParserLimits {
 /// Options of a parser besides the grammar and the lexer.
 #[derive(Clone, Debug, Default)]
 pub struct ParserOptions {
-    /// Lexemes allowed between any two lexemes and ignored (`%ignore`).
+    /// Lexemes allowed between any two lexemes and ignored (`%ignore`): all skip lexemes of
+    /// the grammar. Without `skip_classes` they are allowed wherever a lexeme may follow.
     pub skip: LexemeSet,
+    /// Skip lexemes by lexeme class (one class per sub-grammar with its own `%ignore` or
+    /// JSON whitespace): a class's skip lexemes are allowed where the parser allows one of
+    /// its member lexemes. The first class is the top grammar's; its skip lexemes also go
+    /// where only a special token may follow. Empty: `skip` applies everywhere.
+    pub skip_classes: Vec<SkipClass>,
+    /// Skip lexemes that may occur at most once between two other lexemes (LLGuidance's
+    /// `skip_repetition: "once"`, JSON `whitespace_pattern`): after one, the lexer restarts
+    /// without them.
+    pub skip_once: LexemeSet,
     /// The EOS tokens: allowed iff the grammar is accepting.
     pub eos: Vec<TokenId>,
     /// Whether skip lexemes may come before the first lexeme (LLGuidance's
@@ -44,6 +54,15 @@ pub struct ParserOptions {
     pub lexeme_max_tokens: Vec<(LexemeIdx, usize)>,
     /// Limits.
     pub limits: ParserLimits,
+}
+
+/// The lexemes of one lexeme class (a sub-grammar) and its skip lexemes.
+#[derive(Clone, Debug, Default)]
+pub struct SkipClass {
+    /// The class's lexemes (skip lexemes not included).
+    pub members: LexemeSet,
+    /// Its skip lexemes (`%ignore`, JSON whitespace).
+    pub skip: LexemeSet,
 }
 
 /// Counters of the work done, for benchmarks.
@@ -67,6 +86,8 @@ struct Pos {
 }
 
 const NO_ROW: u32 = u32::MAX;
+/// Scan-cache flag: the lexeme that ended was a once-only skip lexeme (restart without them).
+const AFTER_ONCE: u32 = 1 << 31;
 
 /// An Earley parser over a [`Lexer`], fed bytes (and special tokens); implements
 /// [`Recognizer`] so that [`TokTrie::add_bias`] computes its token mask.
@@ -81,6 +102,9 @@ pub struct Parser<L> {
     chart: Chart,
     /// The lexer start state of each row (allowed lexemes of the row plus skip lexemes).
     row_start: Vec<StateId>,
+    /// The start state of each row after a once-only skip lexeme (without those; the same
+    /// as `row_start` when the grammar has none).
+    row_start_once: Vec<StateId>,
     /// One entry per byte pushed, after the first (the start).
     stack: Vec<Pos>,
     /// Entries below this index are committed (consumed tokens); the walk starts here.
@@ -112,6 +136,7 @@ impl<L: Lexer> Parser<L> {
             opts,
             chart: Chart::default(),
             row_start: Vec::new(),
+            row_start_once: Vec::new(),
             stack: Vec::new(),
             base: 0,
             bytes: Vec::new(),
@@ -130,23 +155,68 @@ impl<L: Lexer> Parser<L> {
         });
         let r = p.chart.start(&p.cfg, &p.opts.limits)?;
         p.stats.rows_computed += 1;
-        let s = p.lexer_start(r)?;
-        p.row_start.push(s);
+        p.push_row_start(r)?;
+        let s = p.row_start[r as usize];
         p.stack.push(Pos { row: r, lexer: s });
         Ok(p)
     }
 
-    fn lexer_start(&mut self, r: u32) -> Result<StateId, Error> {
+    /// Computes the lexer start states of row `r` (which must be the next row to get them).
+    fn push_row_start(&mut self, r: u32) -> Result<(), Error> {
+        debug_assert_eq!(self.row_start.len(), r as usize);
         let row = &self.chart.rows[r as usize];
         let mut allowed = row.allowed.clone();
         // Skip lexemes go between lexemes: not before the first one (unless
         // allow_initial_skip), and not after the last one (when nothing can follow), as
         // LLGuidance (no trailing whitespace after a complete JSON value).
         let something_follows = !row.allowed.is_empty() || row.has_special;
+        let mut skip = LexemeSet::new();
         if (r != 0 || self.opts.allow_initial_skip) && something_follows {
-            allowed.union_with(&self.opts.skip);
+            if self.opts.skip_classes.is_empty() {
+                skip = self.opts.skip.clone();
+            } else {
+                for (i, c) in self.opts.skip_classes.iter().enumerate() {
+                    if row.allowed.intersects(&c.members) || (i == 0 && row.has_special) {
+                        skip.union_with(&c.skip);
+                    }
+                }
+            }
         }
-        self.lexer.start_state(&allowed).map_err(lexer_error)
+        let once = !self.opts.skip_once.is_empty() && skip.intersects(&self.opts.skip_once);
+        let s_once = if once {
+            let mut a = allowed.clone();
+            for l in skip.iter() {
+                if !self.opts.skip_once.contains(l) {
+                    a.insert(l);
+                }
+            }
+            Some(self.lexer.start_state(&a).map_err(lexer_error)?)
+        } else {
+            None
+        };
+        allowed.union_with(&skip);
+        let s = self.lexer.start_state(&allowed).map_err(lexer_error)?;
+        self.row_start.push(s);
+        self.row_start_once.push(s_once.unwrap_or(s));
+        Ok(())
+    }
+
+    /// Whether the lexer at `pos` is at a start state of its row (no lexeme pending).
+    #[inline(always)]
+    fn at_row_start(&self, pos: Pos) -> bool {
+        let r = pos.row as usize;
+        pos.lexer == self.row_start[r] || pos.lexer == self.row_start_once[r]
+    }
+
+    /// The lexer state in row `r` after a lexeme that ended there (`once`: it was a
+    /// once-only skip lexeme).
+    #[inline(always)]
+    fn start_after(&self, r: u32, once: bool) -> StateId {
+        if once {
+            self.row_start_once[r as usize]
+        } else {
+            self.row_start[r as usize]
+        }
     }
 
     /// The grammar.
@@ -183,14 +253,14 @@ impl<L: Lexer> Parser<L> {
         }
     }
 
-    /// The row after ending, at row `row`, the lexeme read up to lexer state `state`.
-    /// Scans the accepting lexemes the row allows; if only skip lexemes accept, stays in the
-    /// row. `Ok(None)` if the lexeme cannot end here.
-    fn end_lexeme(&mut self, row: u32, state: StateId) -> Result<Option<u32>, Error> {
+    /// The row after ending, at row `row`, the lexeme read up to lexer state `state`, and
+    /// whether it was a once-only skip lexeme. Scans the accepting lexemes the row allows; if
+    /// only skip lexemes accept, stays in the row. `Ok(None)` if the lexeme cannot end here.
+    fn end_lexeme(&mut self, row: u32, state: StateId) -> Result<Option<(u32, bool)>, Error> {
         self.stats.lexemes_ended += 1;
         if let Some(&r) = self.scan_cache.get(&(row, state)) {
             self.stats.rows_reused += 1;
-            return Ok((r != NO_ROW).then_some(r));
+            return Ok((r != NO_ROW).then_some((r & !AFTER_ONCE, r & AFTER_ONCE != 0)));
         }
         let accepting = self.lexer.accepting(state);
         let mut lexemes = accepting.clone();
@@ -200,13 +270,23 @@ impl<L: Lexer> Parser<L> {
             if let Some(r) = next {
                 self.after_new_row(r)?;
             }
-            next
+            next.map(|r| (r, false))
         } else if accepting.intersects(&self.opts.skip) {
-            Some(row)
+            // A once-only skip lexeme when it is the only one that accepts (a byte string
+            // both kinds match counts as the repeatable kind).
+            let mut plain = accepting.clone();
+            for l in self.opts.skip_once.iter() {
+                plain.remove(l);
+            }
+            Some((row, !plain.intersects(&self.opts.skip)))
         } else {
             None
         };
-        self.scan_cache.insert((row, state), result.unwrap_or(NO_ROW));
+        let v = match result {
+            Some((r, once)) => r | if once { AFTER_ONCE } else { 0 },
+            None => NO_ROW,
+        };
+        self.scan_cache.insert((row, state), v);
         Ok(result)
     }
 
@@ -224,10 +304,7 @@ impl<L: Lexer> Parser<L> {
                  ParserLimits::max_items_in_step",
             ));
         }
-        let s = self.lexer_start(r)?;
-        debug_assert_eq!(self.row_start.len(), r as usize);
-        self.row_start.push(s);
-        Ok(())
+        self.push_row_start(r)
     }
 
     /// Pushes one byte: the core of both consuming and the trie walk.
@@ -239,29 +316,31 @@ impl<L: Lexer> Parser<L> {
         let pos = match self.lexer.step(top.lexer, b).map_err(lexer_error)? {
             Step::Continue(s) => Pos { row: top.row, lexer: s },
             Step::EndWith(s) => match self.end_lexeme(top.row, s)? {
-                Some(r) => {
+                Some((r, once)) => {
                     self.record(r, at + 1);
-                    Pos { row: r, lexer: self.row_start[r as usize] }
+                    Pos { row: r, lexer: self.start_after(r, once) }
                 }
                 None => return Ok(false),
             },
             Step::EndBefore => {
-                if top.lexer == self.row_start[top.row as usize] {
+                if self.at_row_start(top) {
                     // An empty lexeme: never ended, so no loop.
                     return Ok(false);
                 }
-                let Some(r) = self.end_lexeme(top.row, top.lexer)? else { return Ok(false) };
-                let s0 = self.row_start[r as usize];
+                let Some((r, once)) = self.end_lexeme(top.row, top.lexer)? else {
+                    return Ok(false);
+                };
+                let s0 = self.start_after(r, once);
                 match self.lexer.step(s0, b).map_err(lexer_error)? {
                     Step::Continue(s) => {
                         self.record(r, at);
                         Pos { row: r, lexer: s }
                     }
                     Step::EndWith(s) => match self.end_lexeme(r, s)? {
-                        Some(r2) => {
+                        Some((r2, once2)) => {
                             self.record(r, at);
                             self.record(r2, at + 1);
-                            Pos { row: r2, lexer: self.row_start[r2 as usize] }
+                            Pos { row: r2, lexer: self.start_after(r2, once2) }
                         }
                         None => return Ok(false),
                     },
@@ -300,10 +379,10 @@ impl<L: Lexer> Parser<L> {
     /// pending), or `None` if the current bytes cannot end a lexeme.
     fn row_if_ended(&mut self) -> Result<Option<u32>, Error> {
         let top = *self.stack.last().expect("the stack holds the start");
-        if top.lexer == self.row_start[top.row as usize] {
+        if self.at_row_start(top) {
             Ok(Some(top.row))
         } else if self.lexer.flags(top.lexer).is_accepting() {
-            self.end_lexeme(top.row, top.lexer)
+            Ok(self.end_lexeme(top.row, top.lexer)?.map(|(r, _)| r))
         } else {
             Ok(None)
         }
@@ -335,6 +414,7 @@ impl<L: Lexer> Parser<L> {
         if keep < self.chart.rows.len() {
             self.chart.truncate(keep);
             self.row_start.truncate(keep);
+            self.row_start_once.truncate(keep);
             self.scan_cache.clear();
         }
     }
@@ -523,13 +603,13 @@ impl<L: Lexer> Parser<L> {
     fn enforce_token_limits(&mut self) -> Result<(), Error> {
         let top_i = self.stack.len() - 1;
         let top = self.stack[top_i];
-        let s0 = self.row_start[top.row as usize];
-        if top.lexer == s0 || top.lexer == StateId::DEAD {
+        if self.at_row_start(top) || top.lexer == StateId::DEAD {
             return Ok(());
         }
         // The pending lexeme starts at the last stack entry of this row in its start state.
-        let Some(p0) =
-            (0..top_i).rev().find(|&i| self.stack[i].row == top.row && self.stack[i].lexer == s0)
+        let Some(p0) = (0..top_i)
+            .rev()
+            .find(|&i| self.stack[i].row == top.row && self.at_row_start(self.stack[i]))
         else {
             return Ok(());
         };
@@ -556,9 +636,9 @@ impl<L: Lexer> Parser<L> {
             None
         };
         self.stack[top_i] = match ended {
-            Some(r) => {
+            Some((r, once)) => {
                 self.entered.push((r, top_i));
-                Pos { row: r, lexer: self.row_start[r as usize] }
+                Pos { row: r, lexer: self.start_after(r, once) }
             }
             None => Pos { row: top.row, lexer: StateId::DEAD },
         };
@@ -596,6 +676,7 @@ impl<L: Lexer> Parser<L> {
         let keep = self.stack.iter().map(|p| p.row).max().unwrap_or(0) as usize + 1;
         self.chart.truncate(keep);
         self.row_start.truncate(keep);
+        self.row_start_once.truncate(keep);
         self.scan_cache.clear();
         Ok(())
     }
@@ -681,6 +762,7 @@ impl<L: Lexer> Parser<L> {
             + self.stack.capacity() * 8
             + self.bytes.capacity()
             + self.row_start.capacity() * 4
+            + self.row_start_once.capacity() * 4
             + self.scan_cache.capacity() * 16
     }
 }

@@ -5,8 +5,8 @@
 use hashbrown::HashMap;
 use std::sync::Arc;
 
-use earley::{Cfg, CfgBuilder, CfgLimits, SymIdx, SymbolProps};
-use lexer::{LexemeIdx, LexemeKind, LexemeSet, LexerSpec, RegexSpec};
+use earley::{Cfg, CfgBuilder, CfgLimits, SkipClass, SymIdx, SymbolProps};
+use lexer::{LexemeClass, LexemeIdx, LexemeKind, LexemeSet, LexemeSpec, LexerSpec, RegexSpec};
 use toktrie::Vocabulary;
 
 use crate::ir::{Expr, Grammar, GrammarOptions, GrammarSet, SpecialToken};
@@ -43,8 +43,14 @@ pub struct CompiledGrammar {
     pub cfg: Arc<Cfg>,
     /// The lexemes.
     pub spec: Arc<LexerSpec>,
-    /// Lexemes skipped between others (`%ignore`).
+    /// Lexemes skipped between others (`%ignore`), of every class.
     pub skip: LexemeSet,
+    /// The lexemes and skip lexemes of each lexeme class: grammars of the set with the
+    /// same `%ignore` share a class; the first is the top grammar's.
+    pub skip_classes: Vec<SkipClass>,
+    /// Skip lexemes allowed at most once between two lexemes (`skip_repetition: "once"`,
+    /// JSON `whitespace_pattern`).
+    pub skip_once: LexemeSet,
     /// The top grammar's options.
     pub options: GrammarOptions,
     /// Lexemes of `[max_tokens=N]` rules and their N (see `earley::ParserOptions`).
@@ -61,8 +67,28 @@ pub fn compile(
     if set.grammars.is_empty() {
         return Err(Error::new(ErrorKind::Name, "the grammar set is empty"));
     }
+    // Lexeme classes: one per distinct (%ignore, once) among the grammars; the top
+    // grammar's is class 0.
+    let mut class_keys: Vec<(&[RegexSpec], bool)> = Vec::new();
+    let mut grammar_class = Vec::with_capacity(set.grammars.len());
+    for g in &set.grammars {
+        let key = (g.ignore.as_slice(), g.options.ignore_once);
+        let c = match class_keys.iter().position(|k| *k == key) {
+            Some(c) => c,
+            None => {
+                class_keys.push(key);
+                class_keys.len() - 1
+            }
+        };
+        if c > u16::MAX as usize {
+            return Err(Error::new(ErrorKind::Limit, "more than 65,536 lexeme classes"));
+        }
+        grammar_class.push(LexemeClass(c as u16));
+    }
     let mut l = Lowering {
         set,
+        grammar_class,
+        class: LexemeClass(0),
         vocab,
         limits,
         b: CfgBuilder::new(),
@@ -98,34 +124,38 @@ pub fn compile(
         }
     }
     for (gi, g) in set.grammars.iter().enumerate() {
+        l.class = l.grammar_class[gi];
         for r in &g.rules {
             let lhs = l.rule_syms[&(gi, r.name.clone())];
             let ctx = format!("in rule {}", l.qualified(gi, &r.name));
             l.lower_rule(gi, g, r, lhs).map_err(|e| e.context(&ctx))?;
         }
     }
-    // Skip lexemes: the top grammar's %ignore; sub-grammars must agree.
     let top = &set.grammars[0];
-    for g in &set.grammars[1..] {
-        if g.ignore != top.ignore && !g.ignore.is_empty() {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                format!(
-                    "grammar @{} has a different %ignore than the top grammar: not supported yet",
-                    g.name.as_deref().unwrap_or("?")
-                ),
-            ));
-        }
-    }
+    // Skip lexemes by class: each grammar's %ignore applies where its lexemes are allowed.
     let mut skip = LexemeSet::new();
-    for (i, rx) in top.ignore.iter().enumerate() {
-        let rx = if nullable(rx, 0) {
-            RegexSpec::And(vec![rx.clone(), RegexSpec::Not(Box::new(RegexSpec::Empty))])
-        } else {
-            rx.clone()
-        };
-        let idx = l.spec.add(format!("%ignore{i}"), rx, LexemeKind::Skip);
-        skip.insert(idx);
+    let mut skip_once = LexemeSet::new();
+    let mut skip_classes = vec![SkipClass::default(); class_keys.len()];
+    for (i, lx) in l.spec.lexemes.iter().enumerate() {
+        skip_classes[lx.class.0 as usize].members.insert(LexemeIdx::new(i));
+    }
+    for (c, (ignore, once)) in class_keys.iter().enumerate() {
+        for (i, rx) in ignore.iter().enumerate() {
+            let rx = if nullable(rx, 0) {
+                RegexSpec::And(vec![rx.clone(), RegexSpec::Not(Box::new(RegexSpec::Empty))])
+            } else {
+                rx.clone()
+            };
+            let kind = if *once { LexemeKind::SkipOnce } else { LexemeKind::Skip };
+            let name = if c == 0 { format!("%ignore{i}") } else { format!("%ignore{i}.{c}") };
+            let idx =
+                l.spec.push(LexemeSpec { name, regex: rx, kind, class: LexemeClass(c as u16) });
+            skip.insert(idx);
+            if *once {
+                skip_once.insert(idx);
+            }
+            skip_classes[c].skip.insert(idx);
+        }
     }
     if l.spec.len() > limits.max_lexemes {
         return Err(Error::new(
@@ -141,6 +171,8 @@ pub fn compile(
         cfg: Arc::new(cfg),
         spec: Arc::new(l.spec),
         skip,
+        skip_classes,
+        skip_once,
         options: top.options.clone(),
         lexeme_max_tokens: l.max_tokens,
     })
@@ -152,6 +184,8 @@ impl CompiledGrammar {
     pub fn parser_options(&self, eos: Vec<toktrie::TokenId>) -> earley::ParserOptions {
         earley::ParserOptions {
             skip: self.skip.clone(),
+            skip_classes: self.skip_classes.clone(),
+            skip_once: self.skip_once.clone(),
             eos,
             allow_initial_skip: self.options.allow_initial_skip,
             lexeme_max_tokens: self.lexeme_max_tokens.clone(),
@@ -162,11 +196,15 @@ impl CompiledGrammar {
 
 struct Lowering<'a> {
     set: &'a GrammarSet,
+    /// The lexeme class of each grammar of the set.
+    grammar_class: Vec<LexemeClass>,
+    /// The class of the grammar being lowered: its lexemes belong to it.
+    class: LexemeClass,
     vocab: Option<&'a Vocabulary>,
     limits: &'a CompileLimits,
     b: CfgBuilder,
     spec: LexerSpec,
-    lexemes: HashMap<(RegexSpec, LexemeKind, Option<usize>), LexemeIdx>,
+    lexemes: HashMap<(RegexSpec, LexemeKind, Option<usize>, LexemeClass), LexemeIdx>,
     /// Lexemes limited to a number of tokens (`[max_tokens=N]` rules).
     max_tokens: Vec<(LexemeIdx, usize)>,
     /// The token limit the next lexeme created gets (its own lexeme, never shared with an
@@ -210,11 +248,16 @@ impl Lowering<'_> {
     }
 
     fn plain_lexeme_sym(&mut self, name: &str, rx: RegexSpec, kind: LexemeKind) -> SymIdx {
-        let key = (rx, kind, self.next_limit);
+        let key = (rx, kind, self.next_limit, self.class);
         let idx = match self.lexemes.get(&key) {
             Some(&i) => i,
             None => {
-                let i = self.spec.add(name.to_string(), key.0.clone(), kind);
+                let i = self.spec.push(LexemeSpec {
+                    name: name.to_string(),
+                    regex: key.0.clone(),
+                    kind,
+                    class: self.class,
+                });
                 if let Some(n) = self.next_limit {
                     self.max_tokens.push((i, n));
                 }

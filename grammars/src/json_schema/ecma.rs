@@ -392,6 +392,27 @@ fn fix_ranges(items: &str) -> String {
 }
 
 /// The regex (string contents) of a `format`, or `None` if the format is unknown.
+/// RFC 3339 times with a leap second: `HH:MM:60` is valid where it is 23:59 UTC once the
+/// offset is applied (`15:59:60-08:00`, `23:29:60+23:30`, `23:59:60Z`). One alternative
+/// per local minute, each with the two offsets (east and west) that make it 23:59 UTC.
+fn leap_second_times(frac: &str) -> String {
+    const DAY: i32 = 24 * 60;
+    const UTC: i32 = 23 * 60 + 59;
+    let hm = |m: i32| format!("{:02}:{:02}", m / 60, m % 60);
+    let mut alts = Vec::with_capacity(DAY as usize);
+    for local in 0..DAY {
+        // local = UTC + offset (mod a day): east offset +o, west offset -(DAY - o).
+        let east = (local - UTC).rem_euclid(DAY);
+        let west = (UTC - local).rem_euclid(DAY);
+        let mut offs = vec![format!(r"\+{}", hm(east)), format!("-{}", hm(west))];
+        if local == UTC {
+            offs.push("[Zz]".into());
+        }
+        alts.push(format!("{}:60{frac}(?:{})", hm(local), offs.join("|")));
+    }
+    format!("(?:{})", alts.join("|"))
+}
+
 pub(crate) fn format_regex(name: &str) -> Option<String> {
     let dec_octet = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])";
     let ipv4 = format!(r"{dec_octet}(?:\.{dec_octet}){{3}}");
@@ -418,7 +439,8 @@ pub(crate) fn format_regex(name: &str) -> Option<String> {
     let frac = r"(?:\.[0-9]+)?";
     let offset = "(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])";
     let time = format!(
-        "(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]{frac}{offset}|23:59:60{frac}(?:[Zz]|[+-]00:00))"
+        "(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]{frac}{offset}|{})",
+        leap_second_times(frac)
     );
     let unreserved = r"A-Za-z0-9\-._~";
     let sub_delims = r"!$&'()*+,;=";

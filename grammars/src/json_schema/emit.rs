@@ -27,10 +27,22 @@ pub(crate) struct Emitter<'c, 'a> {
     queue: VecDeque<(SExpr, String)>,
     item_sep: String,
     key_sep: String,
+    /// The escapes allowed in strings (`json_allowed_escapes`; `None`: all of them).
+    escapes: Option<String>,
 }
 
 fn lit(s: &str) -> Expr {
     Expr::Lexeme(RegexSpec::Literal(s.to_string()))
+}
+
+/// A separator: a regex (LLGuidance reads `item_separator` / `key_separator` as regexes);
+/// plain text stays a literal.
+fn sep(s: &str) -> Expr {
+    if s.bytes().any(|b| b"\\.+*?()|[]{}^$".contains(&b)) {
+        Expr::Lexeme(RegexSpec::Regex(s.to_string()))
+    } else {
+        lit(s)
+    }
 }
 
 fn alt(mut v: Vec<Expr>) -> Expr {
@@ -41,17 +53,13 @@ fn alt(mut v: Vec<Expr>) -> Expr {
     }
 }
 
-fn key_lexeme(content: RegexSpec) -> Expr {
-    Expr::Lexeme(key_spec(content))
-}
-
-/// A JSON string holding exactly the strings of `content`, quoted canonically.
-fn key_spec(content: RegexSpec) -> RegexSpec {
-    RegexSpec::JsonQuote { expr: Box::new(content), raw: false, allowed_escapes: None }
-}
-
 impl<'c, 'a> Emitter<'c, 'a> {
-    pub fn new(ctx: &'c mut Ctx<'a>, item_sep: String, key_sep: String) -> Self {
+    pub fn new(
+        ctx: &'c mut Ctx<'a>,
+        item_sep: String,
+        key_sep: String,
+        escapes: Option<String>,
+    ) -> Self {
         Emitter {
             ctx,
             rules: vec![],
@@ -59,6 +67,20 @@ impl<'c, 'a> Emitter<'c, 'a> {
             queue: VecDeque::new(),
             item_sep,
             key_sep,
+            escapes,
+        }
+    }
+
+    fn key_lexeme(&self, content: RegexSpec) -> Expr {
+        Expr::Lexeme(self.key_spec(content))
+    }
+
+    /// A JSON string holding exactly the strings of `content`, quoted canonically.
+    fn key_spec(&self, content: RegexSpec) -> RegexSpec {
+        RegexSpec::JsonQuote {
+            expr: Box::new(content),
+            raw: false,
+            allowed_escapes: self.escapes.clone(),
         }
     }
 
@@ -153,7 +175,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             _ => alts.push(Expr::Lexeme(RegexSpec::Or(num))),
         }
         if !n.str_.is_nothing() {
-            alts.push(key_lexeme(n.str_.spec(STRING_ANY)));
+            alts.push(self.key_lexeme(n.str_.spec(STRING_ANY)));
         }
         for (i, a) in n.arr.iter().enumerate() {
             if let Some(e) = self.array(&format!("{name}_a{i}"), a)? {
@@ -172,7 +194,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
         if first {
             vec![]
         } else {
-            vec![lit(&self.item_sep)]
+            vec![sep(&self.item_sep)]
         }
     }
 
@@ -217,7 +239,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
                 let hi = a.max.map(|m| m - p);
                 let e = self.r(&a.items.clone());
                 let more = |lo: u32, hi: Option<u32>| Expr::Repeat {
-                    expr: Box::new(Expr::Seq(vec![lit(&self.item_sep), e.clone()])),
+                    expr: Box::new(Expr::Seq(vec![sep(&self.item_sep), e.clone()])),
                     min: lo,
                     max: hi,
                 };
@@ -407,7 +429,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
         // contains long string slices, where walking the lexer's DFA would have to tell
         // every prefix of every named key apart.
         let not_named = RegexSpec::Not(Box::new(RegexSpec::Or(
-            keys.iter().map(|k| key_spec(RegexSpec::Literal(k.clone()))).collect(),
+            keys.iter().map(|k| self.key_spec(RegexSpec::Literal(k.clone()))).collect(),
         )));
         for mask in 0u32..(1 << patterns.len()) {
             let mut parts = Vec::new();
@@ -444,12 +466,12 @@ impl<'c, 'a> Emitter<'c, 'a> {
                 RegexSpec::And(key)
             };
             let key = if keys.is_empty() {
-                key_spec(body)
+                self.key_spec(body)
             } else {
-                RegexSpec::And(vec![key_spec(body), not_named.clone()])
+                RegexSpec::And(vec![self.key_spec(body), not_named.clone()])
             };
             let value = self.r(&v);
-            extras.push(Expr::Seq(vec![Expr::Lexeme(key), lit(&self.key_sep), value]));
+            extras.push(Expr::Seq(vec![Expr::Lexeme(key), sep(&self.key_sep), value]));
         }
         let extra = if extras.is_empty() { None } else { Some(alt(extras)) };
         // states (i, c): before named key i, c entries so far (capped)
@@ -470,8 +492,8 @@ impl<'c, 'a> Emitter<'c, 'a> {
                     let (k, v, req) = &named[i];
                     if can_add {
                         let mut seq = self.sep(c == 0);
-                        seq.push(key_lexeme(RegexSpec::Literal(k.clone())));
-                        seq.push(lit(&self.key_sep));
+                        seq.push(self.key_lexeme(RegexSpec::Literal(k.clone())));
+                        seq.push(sep(&self.key_sep));
                         seq.push(self.r(v));
                         seq.push(Expr::Rule(name(i + 1, next(c))));
                         alts.push(Expr::Seq(seq));

@@ -93,6 +93,9 @@ pub struct JsonCompileOptions {
     /// `pattern` is a search, as JSON Schema specifies (default true); false anchors
     /// unanchored patterns at both ends.
     pub pattern_search: bool,
+    /// The escapes allowed after `\` in strings (`json_allowed_escapes`, among
+    /// `nrbtf\"u`; default all of them, `u` meaning `\u00XX` for control characters).
+    pub allowed_escapes: Option<String>,
 }
 
 impl Default for JsonCompileOptions {
@@ -105,6 +108,7 @@ impl Default for JsonCompileOptions {
             coerce_one_of: false,
             lenient: false,
             pattern_search: true,
+            allowed_escapes: None,
         }
     }
 }
@@ -144,6 +148,21 @@ impl JsonCompileOptions {
                 "key_separator" => {
                     o.key_separator = v.as_str().ok_or_else(|| bad(k, "a string"))?.to_string()
                 }
+                "json_allowed_escapes" => {
+                    let e = v.as_str().ok_or_else(|| bad(k, "a string"))?;
+                    if let Some(c) = e.chars().find(|c| !"nrbtf\\\"u/".contains(*c)) {
+                        return Err(Error::new(
+                            ErrorKind::Value,
+                            format!(
+                                "x-guidance json_allowed_escapes: {c:?} is not a JSON escape \
+                                 (allowed: n r b t f \\ \" u)"
+                            ),
+                        ));
+                    }
+                    // `/` is a JSON escape our lexers do not generate; it never widens
+                    // the language (the canonical form `/` is always allowed).
+                    o.allowed_escapes = Some(e.replace('/', ""));
+                }
                 other => {
                     return Err(Error::new(
                         ErrorKind::Name,
@@ -181,8 +200,12 @@ pub fn compile_schema_with(
     let mut ctx = schema::Ctx::new(doc, opts.clone());
     let root = ctx.at(String::new());
     let (rules, start) = {
-        let mut em =
-            emit::Emitter::new(&mut ctx, opts.item_separator.clone(), opts.key_separator.clone());
+        let mut em = emit::Emitter::new(
+            &mut ctx,
+            opts.item_separator.clone(),
+            opts.key_separator.clone(),
+            opts.allowed_escapes.clone(),
+        );
         let start = em.run(root)?;
         (std::mem::take(&mut em.rules), start)
     };
@@ -194,13 +217,10 @@ pub fn compile_schema_with(
         (None, true) => vec![RegexSpec::Regex(r"[ \t\n\r]+".into())],
         (None, false) => vec![],
     };
-    let grammar = Grammar {
-        name: None,
-        start,
-        rules,
-        terminals: vec![],
-        ignore,
-        options: GrammarOptions::default(),
-    };
+    // A whitespace pattern is matched at most once where whitespace may go (LLGuidance:
+    // bounds such as `[ ]{1,8}` are then enforced).
+    let options =
+        GrammarOptions { ignore_once: opts.whitespace_pattern.is_some(), ..Default::default() };
+    let grammar = Grammar { name: None, start, rules, terminals: vec![], ignore, options };
     Ok(CompiledSchema { grammar, warnings: ctx.warnings })
 }

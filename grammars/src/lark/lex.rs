@@ -112,8 +112,12 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Spanned>, Error> {
                 }
                 out.push(Spanned { tok: Tok::Directive(name.clone()), at });
                 i = j;
-                // Directives followed by a JSON value or a Lark block: read it raw.
-                let k = skip_ws(b, i);
+                // Directives followed by a JSON value or a Lark block: read it raw (the
+                // `{` may be on the next line).
+                let mut k = i;
+                while k < b.len() && b[k].is_ascii_whitespace() {
+                    k += 1;
+                }
                 if matches!(name.as_str(), "json" | "llguidance" | "regex")
                     && b.get(k) == Some(&b'{')
                 {
@@ -216,13 +220,6 @@ fn is_name_char(c: u8) -> bool {
 
 fn name_end(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && is_name_char(b[i]) {
-        i += 1;
-    }
-    i
-}
-
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
         i += 1;
     }
     i

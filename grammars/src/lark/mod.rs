@@ -961,10 +961,12 @@ fn term_refs(e: &LExpr, out: &mut Vec<(String, usize)>) {
 }
 
 /// Longest text accepted by `%regex {substring_*}` (units: words, chars or chunks).
-const MAX_SUBSTRING_UNITS: usize = 90;
+const MAX_SUBSTRING_UNITS: usize = 400;
 
 /// `%regex {"substring_words": T}` / `{"substring_chars": T}` / `{"substring_chunks": [..]}`:
-/// any contiguous run of the units of T (non-empty).
+/// `chunks[n..m]` joined, for any `n <= m` (the empty string included), as LLGuidance.
+/// Words split T into runs of word characters (`\w`) and single other characters, so a
+/// run of words may start or end on the space between two words.
 fn substring_regex(v: &serde_json::Value) -> Result<RegexSpec, String> {
     let obj =
         v.as_object().filter(|o| o.len() == 1).ok_or("%regex needs an object with one key")?;
@@ -972,17 +974,22 @@ fn substring_regex(v: &serde_json::Value) -> Result<RegexSpec, String> {
     let units: Vec<String> = match (k.as_str(), val) {
         ("substring_chars", serde_json::Value::String(s)) => s.chars().map(String::from).collect(),
         ("substring_words", serde_json::Value::String(s)) => {
-            // Words with the separator before them: a run starts and ends on a word.
             let mut units: Vec<String> = Vec::new();
-            let mut sep = String::new();
-            for part in s.split_inclusive(char::is_whitespace) {
-                let word = part.trim_end_matches(char::is_whitespace);
-                if !word.is_empty() {
-                    units.push(std::mem::take(&mut sep) + word);
+            let mut word = String::new();
+            for c in s.chars() {
+                if c.is_alphanumeric() || c == '_' {
+                    word.push(c);
+                } else {
+                    if !word.is_empty() {
+                        units.push(std::mem::take(&mut word));
+                    }
+                    units.push(c.to_string());
                 }
-                sep.push_str(&part[word.len()..]);
             }
-            return words_regex(&units);
+            if !word.is_empty() {
+                units.push(word);
+            }
+            units
         }
         ("substring_chunks", serde_json::Value::Array(a)) => a
             .iter()
@@ -994,15 +1001,16 @@ fn substring_regex(v: &serde_json::Value) -> Result<RegexSpec, String> {
             ))
         }
     };
-    if units.is_empty() || units.len() > MAX_SUBSTRING_UNITS {
+    if units.len() > MAX_SUBSTRING_UNITS {
         return Err(format!(
-            "%regex text must have 1 to {MAX_SUBSTRING_UNITS} units, has {}",
+            "%regex text must have at most {MAX_SUBSTRING_UNITS} units, has {}",
             units.len()
         ));
     }
-    // Any run = a start unit followed by a prefix (possibly empty) of the units after it:
-    // prefixes(i) = unit_i (prefixes(i+1))?, built from the end without recursion.
-    let mut alts = Vec::new();
+    // Any run = the empty string, or a start unit followed by a prefix (possibly empty) of
+    // the units after it: prefixes(i) = unit_i (prefixes(i+1))?, built from the end without
+    // recursion.
+    let mut alts = vec![RegexSpec::Empty];
     let mut tail: Option<RegexSpec> = None;
     for u in units.iter().rev() {
         let lit = RegexSpec::Literal(u.clone());
@@ -1015,40 +1023,6 @@ fn substring_regex(v: &serde_json::Value) -> Result<RegexSpec, String> {
         };
         alts.push(node.clone());
         tail = Some(node);
-    }
-    Ok(RegexSpec::Or(alts))
-}
-
-/// Runs of words: each unit after the first carries its leading separator, which a run that
-/// starts there drops.
-fn words_regex(units: &[String]) -> Result<RegexSpec, String> {
-    if units.is_empty() || units.len() > MAX_SUBSTRING_UNITS {
-        return Err(format!(
-            "%regex text must have 1 to {MAX_SUBSTRING_UNITS} words, has {}",
-            units.len()
-        ));
-    }
-    let mut alts = Vec::new();
-    // tail: the optional continuation after unit i (units i+1.. with their separators).
-    let mut tail: Option<RegexSpec> = None;
-    for (i, u) in units.iter().enumerate().rev() {
-        let word = if i == 0 { u.as_str() } else { u.trim_start_matches(char::is_whitespace) };
-        let start = match &tail {
-            None => RegexSpec::Literal(word.to_string()),
-            Some(t) => RegexSpec::Concat(vec![
-                RegexSpec::Literal(word.to_string()),
-                RegexSpec::Repeat { expr: Box::new(t.clone()), min: 0, max: Some(1) },
-            ]),
-        };
-        alts.push(start);
-        let with_sep = match tail {
-            None => RegexSpec::Literal(u.clone()),
-            Some(t) => RegexSpec::Concat(vec![
-                RegexSpec::Literal(u.clone()),
-                RegexSpec::Repeat { expr: Box::new(t), min: 0, max: Some(1) },
-            ]),
-        };
-        tail = Some(with_sep);
     }
     Ok(RegexSpec::Or(alts))
 }
