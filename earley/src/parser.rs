@@ -34,9 +34,11 @@ pub struct ParserOptions {
     /// the grammar. Without `skip_classes` they are allowed wherever a lexeme may follow.
     pub skip: LexemeSet,
     /// Skip lexemes by lexeme class (one class per sub-grammar with its own `%ignore` or
-    /// JSON whitespace): a class's skip lexemes are allowed where the parser allows one of
-    /// its member lexemes. The first class is the top grammar's; its skip lexemes also go
-    /// where only a special token may follow. Empty: `skip` applies everywhere.
+    /// JSON whitespace), as LLGuidance applies them: after a lexeme of class G, G's skip
+    /// lexemes if G can take another lexeme next; otherwise those of the nearest ancestor
+    /// class that can; otherwise none (no whitespace when entering a sub-grammar, none at
+    /// the end). The first class is the top grammar's (special tokens count as its
+    /// lexemes; `allow_initial_skip` applies to it). Empty: `skip` applies everywhere.
     pub skip_classes: Vec<SkipClass>,
     /// Skip lexemes that may occur at most once between two other lexemes (LLGuidance's
     /// `skip_repetition: "once"`, JSON `whitespace_pattern`): after one, the lexer restarts
@@ -63,6 +65,8 @@ pub struct SkipClass {
     pub members: LexemeSet,
     /// Its skip lexemes (`%ignore`, JSON whitespace).
     pub skip: LexemeSet,
+    /// The classes of the grammars that use this one (directly or not), nearest first.
+    pub ancestors: Vec<usize>,
 }
 
 /// Counters of the work done, for benchmarks.
@@ -155,33 +159,59 @@ impl<L: Lexer> Parser<L> {
         });
         let r = p.chart.start(&p.cfg, &p.opts.limits)?;
         p.stats.rows_computed += 1;
-        p.push_row_start(r)?;
+        p.push_row_start(r, None)?;
         let s = p.row_start[r as usize];
         p.stack.push(Pos { row: r, lexer: s });
         Ok(p)
     }
 
-    /// Computes the lexer start states of row `r` (which must be the next row to get them).
-    fn push_row_start(&mut self, r: u32) -> Result<(), Error> {
-        debug_assert_eq!(self.row_start.len(), r as usize);
+    /// The skip lexemes allowed at the start of row `r`, entered by scanning `scanned`
+    /// (`None`: the first row, or a special token).
+    fn row_skip(&self, r: u32, scanned: Option<&LexemeSet>) -> LexemeSet {
         let row = &self.chart.rows[r as usize];
-        let mut allowed = row.allowed.clone();
+        let mut skip = LexemeSet::new();
         // Skip lexemes go between lexemes: not before the first one (unless
         // allow_initial_skip), and not after the last one (when nothing can follow), as
         // LLGuidance (no trailing whitespace after a complete JSON value).
         let something_follows = !row.allowed.is_empty() || row.has_special;
-        let mut skip = LexemeSet::new();
-        if (r != 0 || self.opts.allow_initial_skip) && something_follows {
-            if self.opts.skip_classes.is_empty() {
-                skip = self.opts.skip.clone();
-            } else {
-                for (i, c) in self.opts.skip_classes.iter().enumerate() {
-                    if row.allowed.intersects(&c.members) || (i == 0 && row.has_special) {
-                        skip.union_with(&c.skip);
-                    }
-                }
+        if !something_follows || (r == 0 && !self.opts.allow_initial_skip) {
+            return skip;
+        }
+        let classes = &self.opts.skip_classes;
+        if classes.is_empty() {
+            return self.opts.skip.clone();
+        }
+        let can_follow =
+            |c: usize| row.allowed.intersects(&classes[c].members) || (c == 0 && row.has_special);
+        if r == 0 {
+            if can_follow(0) {
+                skip.union_with(&classes[0].skip);
+            }
+            return skip;
+        }
+        for (g, class) in classes.iter().enumerate() {
+            let of_g = match scanned {
+                Some(l) => l.intersects(&class.members),
+                None => g == 0,
+            };
+            if !of_g {
+                continue;
+            }
+            if can_follow(g) {
+                skip.union_with(&class.skip);
+            } else if let Some(&a) = class.ancestors.iter().find(|&&a| can_follow(a)) {
+                skip.union_with(&classes[a].skip);
             }
         }
+        skip
+    }
+
+    /// Computes the lexer start states of row `r` (which must be the next row to get them),
+    /// entered by scanning `scanned` (`None`: the first row, or a special token).
+    fn push_row_start(&mut self, r: u32, scanned: Option<&LexemeSet>) -> Result<(), Error> {
+        debug_assert_eq!(self.row_start.len(), r as usize);
+        let skip = self.row_skip(r, scanned);
+        let mut allowed = self.chart.rows[r as usize].allowed.clone();
         let once = !self.opts.skip_once.is_empty() && skip.intersects(&self.opts.skip_once);
         let s_once = if once {
             let mut a = allowed.clone();
@@ -268,7 +298,7 @@ impl<L: Lexer> Parser<L> {
         let result = if !lexemes.is_empty() {
             let next = self.chart.scan(&self.cfg, &self.opts.limits, row, &lexemes, None)?;
             if let Some(r) = next {
-                self.after_new_row(r)?;
+                self.after_new_row(r, Some(&lexemes))?;
             }
             next.map(|r| (r, false))
         } else if accepting.intersects(&self.opts.skip) {
@@ -290,7 +320,7 @@ impl<L: Lexer> Parser<L> {
         Ok(result)
     }
 
-    fn after_new_row(&mut self, r: u32) -> Result<(), Error> {
+    fn after_new_row(&mut self, r: u32, scanned: Option<&LexemeSet>) -> Result<(), Error> {
         self.stats.rows_computed += 1;
         let step_items = self.chart.items.len().saturating_sub(self.items_at_step_start);
         if step_items > self.opts.limits.max_items_in_step {
@@ -304,7 +334,7 @@ impl<L: Lexer> Parser<L> {
                  ParserLimits::max_items_in_step",
             ));
         }
-        self.push_row_start(r)
+        self.push_row_start(r, scanned)
     }
 
     /// Pushes one byte: the core of both consuming and the trie walk.
@@ -546,7 +576,7 @@ impl<L: Lexer> Parser<L> {
                 format!("special token {tok} not allowed here"),
             ));
         };
-        self.after_new_row(r2)?;
+        self.after_new_row(r2, None)?;
         // A special token takes the place of a byte on the stack; its byte is the marker.
         if r != self.stack.last().expect("the stack holds the start").row {
             self.entered.push((r, self.stack.len() - 1));

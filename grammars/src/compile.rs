@@ -67,12 +67,12 @@ pub fn compile(
     if set.grammars.is_empty() {
         return Err(Error::new(ErrorKind::Name, "the grammar set is empty"));
     }
-    // Lexeme classes: one per distinct (%ignore, once) among the grammars; the top
-    // grammar's is class 0.
-    let mut class_keys: Vec<(&[RegexSpec], bool)> = Vec::new();
+    // Lexeme classes: one per distinct (%ignore, once) among the grammars (LLGuidance
+    // merges grammars whose skip is the same); the top grammar's is class 0.
+    let mut class_keys: Vec<(Vec<RegexSpec>, bool)> = Vec::new();
     let mut grammar_class = Vec::with_capacity(set.grammars.len());
     for g in &set.grammars {
-        let key = (g.ignore.as_slice(), g.options.ignore_once);
+        let key = (g.ignore.iter().map(normalized).collect::<Vec<_>>(), g.options.ignore_once);
         let c = match class_keys.iter().position(|k| *k == key) {
             Some(c) => c,
             None => {
@@ -85,6 +85,7 @@ pub fn compile(
         }
         grammar_class.push(LexemeClass(c as u16));
     }
+    let ancestors = class_ancestors(set, &grammar_class, class_keys.len());
     let mut l = Lowering {
         set,
         grammar_class,
@@ -140,6 +141,7 @@ pub fn compile(
         skip_classes[lx.class.0 as usize].members.insert(LexemeIdx::new(i));
     }
     for (c, (ignore, once)) in class_keys.iter().enumerate() {
+        skip_classes[c].ancestors = ancestors[c].clone();
         for (i, rx) in ignore.iter().enumerate() {
             let rx = if nullable(rx, 0) {
                 RegexSpec::And(vec![rx.clone(), RegexSpec::Not(Box::new(RegexSpec::Empty))])
@@ -302,6 +304,11 @@ impl Lowering<'_> {
                         ErrorKind::Value,
                         "a rule cannot have both stop and suffix",
                     ))
+                }
+                (Some(RegexSpec::Literal(s)), None) | (None, Some(RegexSpec::Literal(s)))
+                    if s.is_empty() =>
+                {
+                    body
                 }
                 (Some(s), None) | (None, Some(s)) => RegexSpec::Concat(vec![body, s.clone()]),
                 (None, None) => body,
@@ -601,6 +608,64 @@ impl Lowering<'_> {
             }
         })
     }
+}
+
+/// A skip regex in a form where equal languages written alike compare equal (`[ \t]` and
+/// `[\x20\x09]`): `/regex/` leaves printed back from their parsed form.
+fn normalized(rx: &RegexSpec) -> RegexSpec {
+    match rx {
+        RegexSpec::Regex(s) => match regex_syntax::ParserBuilder::new().build().parse(s) {
+            Ok(h) => RegexSpec::Regex(h.to_string()),
+            Err(_) => rx.clone(),
+        },
+        _ => rx.clone(),
+    }
+}
+
+/// For each lexeme class, the classes of grammars that use one of its grammars (`@name`,
+/// directly or not), nearest first (breadth-first over the reversed use graph).
+fn class_ancestors(set: &GrammarSet, class: &[LexemeClass], n: usize) -> Vec<Vec<usize>> {
+    let index: HashMap<&str, usize> = set
+        .grammars
+        .iter()
+        .enumerate()
+        .filter_map(|(i, g)| g.name.as_deref().map(|n| (n, i)))
+        .collect();
+    // users[c]: classes whose grammars refer to a grammar of class c.
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (gi, g) in set.grammars.iter().enumerate() {
+        let mut stack: Vec<&Expr> = g.rules.iter().map(|r| &r.body).collect();
+        while let Some(e) = stack.pop() {
+            match e {
+                Expr::Seq(xs) | Expr::Alt(xs) => stack.extend(xs),
+                Expr::Repeat { expr, .. } => stack.push(expr),
+                Expr::Grammar(name) => {
+                    if let Some(&gj) = index.get(name.as_str()) {
+                        let (from, to) = (class[gi].0 as usize, class[gj].0 as usize);
+                        if from != to && !users[to].contains(&from) {
+                            users[to].push(from);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    (0..n)
+        .map(|c| {
+            let mut out: Vec<usize> = Vec::new();
+            let mut queue = std::collections::VecDeque::from([c]);
+            while let Some(x) = queue.pop_front() {
+                for &u in &users[x] {
+                    if u != c && !out.contains(&u) {
+                        out.push(u);
+                        queue.push_back(u);
+                    }
+                }
+            }
+            out
+        })
+        .collect()
 }
 
 /// The token id ranges of the vocabulary outside `except` and the EOS tokens.

@@ -138,9 +138,14 @@ impl RuleAttrs {
         self.lazy || self.stop.is_some() || self.suffix.is_some() || self.max_tokens.is_some()
     }
 
-    /// Whether the rule's lexeme is lazy (shortest match) rather than greedy.
+    /// Whether the rule's lexeme is lazy (shortest match) rather than greedy. `stop=""`
+    /// (LLGuidance: the model's EOS ends the text) leaves it greedy: nothing in the text
+    /// stops it.
     pub fn is_lazy(&self) -> bool {
-        self.lazy || self.stop.is_some() || self.suffix.is_some()
+        let non_empty = |s: &Option<RegexSpec>| {
+            s.as_ref().is_some_and(|s| !matches!(s, RegexSpec::Literal(l) if l.is_empty()))
+        };
+        self.lazy || non_empty(&self.stop) || non_empty(&self.suffix)
     }
 }
 

@@ -217,10 +217,11 @@ pub fn compile_schema_with(
         (None, true) => vec![RegexSpec::Regex(r"[ \t\n\r]+".into())],
         (None, false) => vec![],
     };
-    // A whitespace pattern is matched at most once where whitespace may go (LLGuidance:
+    // The whitespace pattern is matched at most once where whitespace may go (LLGuidance:
     // bounds such as `[ ]{1,8}` are then enforced).
-    let options =
-        GrammarOptions { ignore_once: opts.whitespace_pattern.is_some(), ..Default::default() };
+    // LLGuidance's JSON whitespace is always once-only (a Lark `%ignore` shares its lexeme
+    // class only with `ignore_once`).
+    let options = GrammarOptions { ignore_once: true, ..Default::default() };
     let grammar = Grammar { name: None, start, rules, terminals: vec![], ignore, options };
     Ok(CompiledSchema { grammar, warnings: ctx.warnings })
 }

@@ -63,6 +63,9 @@ struct Def {
     at: usize,
     body: LExpr,
     attrs: RuleAttrs,
+    /// `stop=NAME` / `suffix=NAME`: a terminal resolved in `finish` (is it the suffix,
+    /// the name, where).
+    stop_term: Option<(bool, String, usize)>,
 }
 
 /// An open group of the expression parser: `( )`, `[ ]` or the whole rule body.
@@ -276,21 +279,27 @@ impl P<'_> {
             ));
         }
         let mut attrs = RuleAttrs::default();
+        let mut stop_term = None;
         if matches!(self.peek(), Some(Spanned { tok: Tok::Punct("["), .. })) {
             if is_term {
                 return Err(self.err(ErrorKind::Value, "attributes are allowed on rules only", at));
             }
             self.pos += 1;
-            attrs = self.attributes(&name)?;
+            (attrs, stop_term) = self.attributes(&name)?;
         }
         self.expect(":")?;
         let body = self.expansions()?;
         self.end_of_line()?;
-        Ok(Def { name, at, body, attrs })
+        Ok(Def { name, at, body, attrs, stop_term })
     }
 
-    fn attributes(&mut self, rule: &str) -> Result<RuleAttrs, Error> {
+    #[allow(clippy::type_complexity)]
+    fn attributes(
+        &mut self,
+        rule: &str,
+    ) -> Result<(RuleAttrs, Option<(bool, String, usize)>), Error> {
         let mut a = RuleAttrs::default();
+        let mut stop_term = None;
         loop {
             let Some(t) = self.peek().cloned() else {
                 return Err(self.err(
@@ -338,7 +347,12 @@ impl P<'_> {
                             RegexSpec::Literal(s.clone())
                         }
                         Some(Spanned { tok: Tok::Regex(r, f), at }) => self.regex(r, f, *at)?,
-                        _ => return Err(bad("a string or /regex/ value")),
+                        Some(Spanned { tok: Tok::Term(n), at }) => {
+                            stop_term = Some((key == "suffix", n.clone(), *at));
+                            // Resolved to the terminal's regex in `finish`.
+                            RegexSpec::NoMatch
+                        }
+                        _ => return Err(bad("a string, /regex/ or TERMINAL value")),
                     };
                     if key == "stop" {
                         a.stop = Some(rx)
@@ -372,7 +386,7 @@ impl P<'_> {
                 }
             }
             if self.eat("]") {
-                return Ok(a);
+                return Ok((a, stop_term));
             }
             self.expect(",")?;
         }
@@ -843,7 +857,18 @@ impl P<'_> {
         let mut out_rules = Vec::new();
         for d in &rules {
             let body = self.rule_expr(&d.body, &rule_names, &resolved, 0)?;
-            out_rules.push(Rule { name: d.name.clone(), body, attrs: d.attrs.clone() });
+            let mut attrs = d.attrs.clone();
+            if let Some((suffix, t, at)) = &d.stop_term {
+                let rx = resolved.get(t).cloned().ok_or_else(|| {
+                    self.err(ErrorKind::Name, &format!("unknown terminal {t}"), *at)
+                })?;
+                if *suffix {
+                    attrs.suffix = Some(rx);
+                } else {
+                    attrs.stop = Some(rx);
+                }
+            }
+            out_rules.push(Rule { name: d.name.clone(), body, attrs });
         }
         let start = "start".to_string();
         if !rule_names.contains("start") {
