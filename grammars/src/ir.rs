@@ -150,8 +150,8 @@ impl RuleAttrs {
 }
 
 /// Grammar options (`%llguidance {...}`), with LLGuidance's names and defaults.
+/// Unknown keys are ignored, as LLGuidance 1.9 ignores them (a wrong type is an error).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct GrammarOptions {
     /// Allow skipped (`%ignore`) text before the first lexeme (default false).
     #[serde(default)]

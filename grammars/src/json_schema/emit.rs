@@ -29,6 +29,8 @@ pub(crate) struct Emitter<'c, 'a> {
     key_sep: String,
     /// The escapes allowed in strings (`json_allowed_escapes`; `None`: all of them).
     escapes: Option<String>,
+    /// `json_allow_general_unicode_escapes`.
+    general_escapes: bool,
 }
 
 fn lit(s: &str) -> Expr {
@@ -53,12 +55,52 @@ fn alt(mut v: Vec<Expr>) -> Expr {
     }
 }
 
+/// The length bounds of a content regex that only bounds the length (`(?s:.)*`,
+/// `(?s:.){m,n}`, `(?s:.){m,}`), or `None`.
+fn length_only(content: &RegexSpec) -> Option<(u32, Option<u32>)> {
+    let RegexSpec::Regex(s) = content else { return None };
+    if s == STRING_ANY {
+        return Some((0, None));
+    }
+    let inner = s.strip_prefix(super::ecma::ANY_CHAR)?.strip_prefix('{')?.strip_suffix('}')?;
+    let (lo, hi) = inner.split_once(',')?;
+    let lo = lo.parse().ok()?;
+    let hi = if hi.is_empty() { None } else { Some(hi.parse().ok()?) };
+    Some((lo, hi))
+}
+
 impl<'c, 'a> Emitter<'c, 'a> {
+    /// `"` (raw character | allowed named escape | `\uXXXX` of any character, a surrogate
+    /// pair counting as one) repeated `lo..=hi` times `"`.
+    fn general_quote(&self, lo: u32, hi: Option<u32>) -> RegexSpec {
+        let named: String = self
+            .escapes
+            .as_deref()
+            .unwrap_or("nrbtf\\\"")
+            .chars()
+            .filter(|c| "nrbtf\\\"".contains(*c))
+            .map(|c| if c == '\\' { "\\\\".to_string() } else { c.to_string() })
+            .collect();
+        let hex = "[0-9a-fA-F]";
+        let mut unit = vec![r#"[^"\\\x00-\x1F\x7F]"#.to_string()];
+        if !named.is_empty() {
+            unit.push(format!(r"\\[{named}]"));
+        }
+        unit.push(format!(r"\\u(?:[0-9a-cA-Ce-fE-F]{hex}{{3}}|[dD][0-7]{hex}{{2}})"));
+        unit.push(format!(r"\\u[dD][89abAB]{hex}{{2}}\\u[dD][c-fC-F]{hex}{{2}}"));
+        let count = match hi {
+            Some(h) => format!("{{{lo},{h}}}"),
+            None => format!("{{{lo},}}"),
+        };
+        RegexSpec::Regex(format!(r#""(?:{}){count}""#, unit.join("|")))
+    }
+
     pub fn new(
         ctx: &'c mut Ctx<'a>,
         item_sep: String,
         key_sep: String,
         escapes: Option<String>,
+        general_escapes: bool,
     ) -> Self {
         Emitter {
             ctx,
@@ -68,6 +110,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             item_sep,
             key_sep,
             escapes,
+            general_escapes,
         }
     }
 
@@ -75,8 +118,14 @@ impl<'c, 'a> Emitter<'c, 'a> {
         Expr::Lexeme(self.key_spec(content))
     }
 
-    /// A JSON string holding exactly the strings of `content`, quoted canonically.
+    /// A JSON string holding exactly the strings of `content`, quoted canonically (or, with
+    /// general escapes and a content constrained by length only, any character escaped).
     fn key_spec(&self, content: RegexSpec) -> RegexSpec {
+        if self.general_escapes {
+            if let Some((lo, hi)) = length_only(&content) {
+                return self.general_quote(lo, hi);
+            }
+        }
         RegexSpec::JsonQuote {
             expr: Box::new(content),
             raw: false,

@@ -96,6 +96,11 @@ pub struct JsonCompileOptions {
     /// The escapes allowed after `\` in strings (`json_allowed_escapes`, among
     /// `nrbtf\"u`; default all of them, `u` meaning `\u00XX` for control characters).
     pub allowed_escapes: Option<String>,
+    /// Any character may be written as a `\uXXXX` escape (a surrogate pair for those above
+    /// U+FFFF) in strings constrained by length only and in free keys
+    /// (`json_allow_general_unicode_escapes`, default false: `\u` only for control
+    /// characters). Lengths count decoded characters.
+    pub general_escapes: bool,
 }
 
 impl Default for JsonCompileOptions {
@@ -109,6 +114,7 @@ impl Default for JsonCompileOptions {
             lenient: false,
             pattern_search: true,
             allowed_escapes: None,
+            general_escapes: false,
         }
     }
 }
@@ -126,12 +132,17 @@ impl JsonCompileOptions {
         };
         for (k, v) in m {
             match k.as_str() {
-                "whitespace_flexible" | "coerce_one_of" | "lenient" | "pattern_search" => {
+                "whitespace_flexible"
+                | "coerce_one_of"
+                | "lenient"
+                | "pattern_search"
+                | "json_allow_general_unicode_escapes" => {
                     let b = v.as_bool().ok_or_else(|| bad(k, "a boolean"))?;
                     match k.as_str() {
                         "whitespace_flexible" => o.whitespace_flexible = b,
                         "coerce_one_of" => o.coerce_one_of = b,
                         "lenient" => o.lenient = b,
+                        "json_allow_general_unicode_escapes" => o.general_escapes = b,
                         _ => o.pattern_search = b,
                     }
                 }
@@ -205,6 +216,7 @@ pub fn compile_schema_with(
             opts.item_separator.clone(),
             opts.key_separator.clone(),
             opts.allowed_escapes.clone(),
+            opts.general_escapes,
         );
         let start = em.run(root)?;
         (std::mem::take(&mut em.rules), start)

@@ -138,6 +138,7 @@ fn parse_grammar(
     let (mut rule_names, mut term_names) = (HashSet::new(), HashSet::new());
     let mut ignore: Vec<(LExpr, usize)> = Vec::new();
     let mut options = GrammarOptions::default();
+    let mut llg_options = serde_json::Map::new();
     let mut imported: Vec<(String, RegexSpec, usize)> = Vec::new();
     loop {
         p.skip_newlines();
@@ -170,10 +171,25 @@ fn parse_grammar(
                     }
                     "import" => p.import(&mut imported)?,
                     "llguidance" => {
+                        // Several %llguidance objects merge, key by key.
                         let (json, at) = p.json_payload("%llguidance")?;
-                        options = serde_json::from_value(json).map_err(|e| {
-                            p.err(ErrorKind::Value, &format!("bad %llguidance options: {e}"), at)
-                        })?;
+                        let serde_json::Value::Object(obj) = json else {
+                            return Err(p.err(
+                                ErrorKind::Value,
+                                "%llguidance needs a JSON object",
+                                at,
+                            ));
+                        };
+                        llg_options.extend(obj);
+                        options =
+                            serde_json::from_value(serde_json::Value::Object(llg_options.clone()))
+                                .map_err(|e| {
+                                    p.err(
+                                        ErrorKind::Value,
+                                        &format!("bad %llguidance options: {e}"),
+                                        at,
+                                    )
+                                })?;
                     }
                     "override" | "declare" | "extend" => {
                         return Err(p.err(
@@ -551,6 +567,13 @@ impl P<'_> {
         };
         self.expect("}")?;
         if let (min, Some(max)) = r {
+            if max == 0 {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    "the end of a range {m,n} cannot be 0 (as LLGuidance)",
+                    at,
+                ));
+            }
             if max < min {
                 return Err(self.err(
                     ErrorKind::Value,
