@@ -63,6 +63,61 @@ struct SymbolDef {
     name: String,
     terminal: Option<Terminal>,
     props: SymbolProps,
+    instance: Option<(TemplateIdx, u64)>,
+}
+
+/// A parametric rule family (LLGuidance's `name::_`): rules instantiated lazily, for each
+/// 64-bit parameter value the parser reaches.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TemplateIdx(pub u32);
+
+/// A condition on the parameter (`%if`), evaluated when an instance is made.
+pub type ParamCond = std::sync::Arc<dyn Fn(u64) -> bool + Send + Sync + std::panic::RefUnwindSafe>;
+/// The parameter passed to a call, from the caller's parameter (`set_bit(3)`, `_`, ...).
+pub type ParamMap = std::sync::Arc<dyn Fn(u64) -> u64 + Send + Sync + std::panic::RefUnwindSafe>;
+
+/// A symbol of a template alternative: a plain symbol, or a call of a template with a
+/// parameter computed from the instance's own.
+#[derive(Clone)]
+pub enum TemplateSym {
+    /// A symbol of the grammar (terminal or nonterminal), the same in every instance.
+    Sym(SymIdx),
+    /// A call `name::expr`.
+    Call(TemplateIdx, ParamMap),
+}
+
+impl std::fmt::Debug for TemplateSym {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TemplateSym::Sym(s) => write!(f, "{s:?}"),
+            TemplateSym::Call(t, _) => write!(f, "call {t:?}"),
+        }
+    }
+}
+
+/// One alternative of a template: taken by the instances whose parameter meets `cond`.
+#[derive(Clone)]
+pub struct TemplateAlt {
+    /// `None`: always.
+    pub cond: Option<ParamCond>,
+    /// The right-hand side.
+    pub rhs: Vec<TemplateSym>,
+}
+
+impl std::fmt::Debug for TemplateAlt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?} if {}", self.rhs, if self.cond.is_some() { "cond" } else { "true" })
+    }
+}
+
+/// A parametric rule family: its name and alternatives.
+#[derive(Clone, Debug)]
+pub struct Template {
+    /// The name (instances are named `name::0x..`).
+    pub name: String,
+    /// The alternatives.
+    pub alts: Vec<TemplateAlt>,
 }
 
 /// Builds a grammar: add symbols and rules, then [`CfgBuilder::build`].
@@ -70,6 +125,7 @@ struct SymbolDef {
 pub struct CfgBuilder {
     symbols: Vec<SymbolDef>,
     rules: Vec<(SymIdx, Vec<SymIdx>)>,
+    templates: Vec<Template>,
 }
 
 /// Size limits of a grammar.
@@ -111,8 +167,29 @@ impl CfgBuilder {
             name: name.to_string(),
             terminal,
             props: Default::default(),
+            instance: None,
         });
         SymIdx((self.symbols.len() - 1) as u32)
+    }
+
+    /// Adds a template (a parametric rule family) with no alternatives yet.
+    pub fn template(&mut self, name: &str) -> TemplateIdx {
+        self.templates.push(Template { name: name.to_string(), alts: Vec::new() });
+        TemplateIdx((self.templates.len() - 1) as u32)
+    }
+
+    /// Adds an alternative to template `t`.
+    pub fn template_alt(&mut self, t: TemplateIdx, alt: TemplateAlt) {
+        self.templates[t.0 as usize].alts.push(alt);
+    }
+
+    /// A nonterminal standing for the instance of template `t` with parameter `value`
+    /// (its rules are made by the parser when it first predicts it).
+    pub fn instance(&mut self, t: TemplateIdx, value: u64) -> SymIdx {
+        let name = format!("{}::{value:#x}", self.templates[t.0 as usize].name);
+        let s = self.push(&name, None);
+        self.symbols[s.as_usize()].instance = Some((t, value));
+        s
     }
 
     /// Sets the attributes of a nonterminal.
@@ -165,9 +242,30 @@ impl CfgBuilder {
         let n = self.symbols.len();
         let is_term = |s: SymIdx| self.symbols[s.as_usize()].terminal.is_some();
 
-        // Productive symbols: terminals, then to a fixpoint.
-        let productive =
-            closure(&self.rules, (0..n).map(|i| self.symbols[i].terminal.is_some()).collect());
+        // Symbols used by templates are kept whole: instances are made while parsing.
+        let mut pinned = vec![false; n];
+        for t in &self.templates {
+            for a in &t.alts {
+                for x in &a.rhs {
+                    if let TemplateSym::Sym(s) = x {
+                        if s.as_usize() >= n {
+                            return Err(Error::new(
+                                ErrorKind::Grammar,
+                                "template refers to a symbol out of range",
+                            ));
+                        }
+                        pinned[s.as_usize()] = true;
+                    }
+                }
+            }
+        }
+        // Productive symbols: terminals and instances (assumed), then to a fixpoint.
+        let productive = closure(
+            &self.rules,
+            (0..n)
+                .map(|i| self.symbols[i].terminal.is_some() || self.symbols[i].instance.is_some())
+                .collect(),
+        );
         if !productive[start.as_usize()] {
             return Err(Error::new(
                 ErrorKind::Grammar,
@@ -200,6 +298,7 @@ impl CfgBuilder {
         for s in 0..n {
             if s != start.as_usize()
                 && !is_term(SymIdx(s as u32))
+                && !pinned[s]
                 && self.symbols[s].props.is_plain()
                 && by_lhs[s].len() == 1
                 && uses[s] == 1
@@ -234,9 +333,10 @@ impl CfgBuilder {
         for (i, (l, _)) in rules.iter().enumerate() {
             by_lhs[l.as_usize()].push(i);
         }
-        let mut reachable = vec![false; n];
+        let mut reachable = pinned.clone();
         reachable[start.as_usize()] = true;
-        let mut stack = vec![start];
+        let mut stack: Vec<SymIdx> =
+            (0..n).filter(|&i| reachable[i]).map(|i| SymIdx(i as u32)).collect();
         while let Some(s) = stack.pop() {
             for &ri in &by_lhs[s.as_usize()] {
                 for &t in &rules[ri].1 {
@@ -248,7 +348,8 @@ impl CfgBuilder {
             }
         }
 
-        // Nullable to a fixpoint.
+        // Nullable to a fixpoint (instances: decided when the parser makes them; a rule
+        // through one is not counted nullable here).
         let nullable = closure(&rules, vec![false; n]);
 
         // Flat layout, rules grouped by left-hand side.
@@ -279,9 +380,17 @@ impl CfgBuilder {
                 props: d.props.clone(),
                 nullable: nullable[i],
                 used: reachable[i],
+                instance: d.instance,
             })
             .collect();
-        Ok(Cfg { symbols, rule_data, rule_offsets, rule_starts, start })
+        Ok(Cfg {
+            symbols,
+            rule_data,
+            rule_offsets,
+            rule_starts,
+            start,
+            templates: self.templates.clone(),
+        })
     }
 }
 
@@ -301,6 +410,8 @@ pub struct CfgSymbol {
     pub nullable: bool,
     /// Whether it is reachable from the start after optimization.
     pub used: bool,
+    /// For an instance of a template: which one, with which parameter.
+    pub instance: Option<(TemplateIdx, u64)>,
 }
 
 /// A compiled grammar: immutable, `Send + Sync`, shared by all parsers of the grammar.
@@ -311,9 +422,20 @@ pub struct Cfg {
     rule_offsets: Vec<u32>,
     rule_starts: Vec<u32>,
     start: SymIdx,
+    templates: Vec<Template>,
 }
 
 impl Cfg {
+    /// The templates (parametric rule families).
+    pub fn templates(&self) -> &[Template] {
+        &self.templates
+    }
+
+    /// Whether the grammar has templates (its parser then makes rules while parsing).
+    pub fn has_templates(&self) -> bool {
+        !self.templates.is_empty()
+    }
+
     /// The start symbol.
     pub fn start(&self) -> SymIdx {
         self.start
@@ -351,7 +473,8 @@ impl Cfg {
         }
     }
 
-    /// The start positions of the rules of nonterminal `s`.
+    /// The start positions of the rules of nonterminal `s` (of the grammar as built: an
+    /// instance of a template has none here; the parser makes them).
     #[inline]
     pub fn rules_of(&self, s: SymIdx) -> &[u32] {
         let i = s.as_usize();

@@ -4,11 +4,112 @@
 //! array; each row also records the lexemes the parser allows after it (the lexer is started
 //! on exactly that set) and whether a special-token terminal or the end is allowed.
 
-use hashbrown::HashSet;
+use hashbrown::{HashMap, HashSet};
 use lexer::LexemeSet;
 
-use crate::cfg::{Cfg, SymIdx, Terminal};
+use crate::cfg::{Cfg, SymIdx, TemplateIdx, TemplateSym, Terminal, END_MARKER};
 use crate::{Error, ParserLimits};
+
+/// Most template instances one parse makes (each a symbol with its rules).
+const MAX_INSTANCES: usize = 200_000;
+
+/// Rules made while parsing, for instances of templates (parametric rules). Positions in
+/// `rule_data` come after the grammar's own rule array; symbols after its own symbols.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Instances {
+    /// Right-hand sides and end markers, as in [`Cfg`].
+    rule_data: Vec<u32>,
+    /// (template, parameter) -> its symbol.
+    syms: HashMap<(TemplateIdx, u64), SymIdx>,
+    /// Each instance symbol made here: its template and parameter.
+    made: Vec<(TemplateIdx, u64)>,
+    /// Rule start positions of instances whose rules exist.
+    rules: HashMap<SymIdx, Vec<u32>>,
+}
+
+impl Instances {
+    #[inline(always)]
+    fn at_dot(&self, cfg: &Cfg, pos: u32) -> Result<SymIdx, SymIdx> {
+        let base = cfg.rule_array_len();
+        if (pos as usize) < base {
+            return cfg.at_dot(pos);
+        }
+        let v = self.rule_data[pos as usize - base];
+        if v & END_MARKER == 0 {
+            Ok(SymIdx(v))
+        } else {
+            Err(SymIdx(v & !END_MARKER))
+        }
+    }
+
+    #[inline(always)]
+    fn terminal<'a>(&self, cfg: &'a Cfg, s: SymIdx) -> Option<&'a Terminal> {
+        if s.as_usize() < cfg.num_symbols() {
+            cfg.symbol(s).terminal.as_ref()
+        } else {
+            None
+        }
+    }
+
+    fn instance_of(&self, cfg: &Cfg, s: SymIdx) -> Option<(TemplateIdx, u64)> {
+        let n = cfg.num_symbols();
+        if s.as_usize() < n {
+            cfg.symbol(s).instance
+        } else {
+            self.made.get(s.as_usize() - n).copied()
+        }
+    }
+
+    fn sym_for(&mut self, cfg: &Cfg, t: TemplateIdx, v: u64) -> Result<SymIdx, Error> {
+        if let Some(&s) = self.syms.get(&(t, v)) {
+            return Ok(s);
+        }
+        if self.made.len() >= MAX_INSTANCES {
+            return Err(Error::limit(
+                "template instances",
+                format!("more than {MAX_INSTANCES} instances of parametric rules"),
+                "use fewer distinct parameter values",
+            ));
+        }
+        let s = SymIdx((cfg.num_symbols() + self.made.len()) as u32);
+        self.made.push((t, v));
+        self.syms.insert((t, v), s);
+        Ok(s)
+    }
+
+    /// The rule start positions of nonterminal `s`, making an instance's rules first.
+    fn rules_of(&mut self, cfg: &Cfg, s: SymIdx) -> Result<Vec<u32>, Error> {
+        let Some((t, v)) = self.instance_of(cfg, s) else {
+            return Ok(cfg.rules_of(s).to_vec());
+        };
+        if let Some(r) = self.rules.get(&s) {
+            return Ok(r.clone());
+        }
+        let base = cfg.rule_array_len();
+        let mut starts = Vec::new();
+        for alt in &cfg.templates()[t.0 as usize].alts {
+            if alt.cond.as_ref().is_some_and(|c| !c(v)) {
+                continue;
+            }
+            let mut rhs = Vec::with_capacity(alt.rhs.len());
+            for x in &alt.rhs {
+                rhs.push(match x {
+                    TemplateSym::Sym(y) => *y,
+                    TemplateSym::Call(t2, f) => self.sym_for(cfg, *t2, f(v))?,
+                });
+            }
+            starts.push((base + self.rule_data.len()) as u32);
+            self.rule_data.extend(rhs.iter().map(|y| y.0));
+            self.rule_data.push(END_MARKER | s.0);
+        }
+        self.rules.insert(s, starts.clone());
+        Ok(starts)
+    }
+
+    pub(crate) fn num_bytes(&self) -> usize {
+        self.rule_data.capacity() * 4 + self.syms.capacity() * 24 + self.made.capacity() * 12
+    }
+}
 
 /// An Earley item: dot position (low 32 bits) and origin row (high 32 bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -53,6 +154,11 @@ pub(crate) struct Chart {
     pub(crate) rows: Vec<Row>,
     seen: HashSet<Item>,
     kernel: Vec<Item>,
+    /// Rules of template instances made so far (kept across rollbacks: an instance's rules
+    /// depend only on its template and parameter).
+    pub(crate) inst: Instances,
+    /// Nonterminals completed empty in the row being computed (template grammars).
+    empty_done: HashSet<SymIdx>,
 }
 
 impl Chart {
@@ -92,8 +198,8 @@ impl Chart {
         self.kernel.clear();
         let row = &self.rows[r as usize];
         for &it in &self.items[row.start as usize..row.end as usize] {
-            if let Ok(sym) = cfg.at_dot(it.dot()) {
-                let hit = match &cfg.symbol(sym).terminal {
+            if let Ok(sym) = self.inst.at_dot(cfg, it.dot()) {
+                let hit = match self.inst.terminal(cfg, sym) {
                     Some(Terminal::Lexeme(l)) => special.is_none() && lexemes.contains(*l),
                     Some(Terminal::SpecialTokens(ranges)) => {
                         special.is_some_and(|t| ranges.iter().any(|&(a, b)| a <= t && t <= b))
@@ -114,8 +220,8 @@ impl Chart {
     /// Whether some item of row `r` expects the special token `tok`.
     pub(crate) fn expects_special(&self, cfg: &Cfg, r: u32, tok: u32) -> bool {
         self.rows[r as usize].has_special
-            && self.row_items(r).iter().any(|it| match cfg.at_dot(it.dot()) {
-                Ok(sym) => matches!(&cfg.symbol(sym).terminal,
+            && self.row_items(r).iter().any(|it| match self.inst.at_dot(cfg, it.dot()) {
+                Ok(sym) => matches!(self.inst.terminal(cfg, sym),
                     Some(Terminal::SpecialTokens(ranges)) if ranges.iter().any(|&(a, b)| a <= tok && tok <= b)),
                 Err(_) => false,
             })
@@ -128,8 +234,8 @@ impl Chart {
         }
         let mut out = Vec::new();
         for it in self.row_items(r) {
-            if let Ok(sym) = cfg.at_dot(it.dot()) {
-                if let Some(Terminal::SpecialTokens(ranges)) = &cfg.symbol(sym).terminal {
+            if let Ok(sym) = self.inst.at_dot(cfg, it.dot()) {
+                if let Some(Terminal::SpecialTokens(ranges)) = self.inst.terminal(cfg, sym) {
                     out.extend_from_slice(ranges);
                 }
             }
@@ -140,6 +246,9 @@ impl Chart {
     /// The closure of the kernel: predict and complete (nullable symbols advanced at
     /// prediction, as Aycock and Horspool), then the lexemes allowed after the row.
     fn push_row(&mut self, cfg: &Cfg, limits: &ParserLimits) -> Result<u32, Error> {
+        if cfg.has_templates() {
+            return self.push_row_templates(cfg, limits);
+        }
         let cur = self.rows.len() as u32;
         if self.rows.len() >= limits.max_rows {
             return Err(Error::limit(
@@ -228,15 +337,115 @@ impl Chart {
         Ok(cur)
     }
 
+    /// [`Chart::push_row`] for grammars with templates: rules of instances are made as they
+    /// are predicted, and a nonterminal completed empty in this row advances the items
+    /// that expect it, before and after (the classic Earley treatment of empty rules:
+    /// instances have no precomputed nullability).
+    fn push_row_templates(&mut self, cfg: &Cfg, limits: &ParserLimits) -> Result<u32, Error> {
+        let cur = self.rows.len() as u32;
+        if self.rows.len() >= limits.max_rows {
+            return Err(Error::limit(
+                "rows",
+                format!("more than {} lexemes in one sequence", limits.max_rows),
+                "raise ParserLimits::max_rows",
+            ));
+        }
+        let start = self.items.len();
+        self.seen.clear();
+        self.empty_done.clear();
+        for &it in &self.kernel {
+            if self.seen.insert(it) {
+                self.items.push(it);
+            }
+        }
+        let mut allowed = LexemeSet::new();
+        let mut has_special = false;
+        let mut accepting = false;
+        let mut i = start;
+        while i < self.items.len() {
+            if self.items.len() - start > limits.max_items_in_row {
+                self.items.truncate(start);
+                return Err(Error::limit(
+                    "items per row",
+                    format!("more than {} Earley items in one row", limits.max_items_in_row),
+                    "the grammar is too ambiguous here, or raise ParserLimits::max_items_in_row",
+                ));
+            }
+            let it = self.items[i];
+            i += 1;
+            match self.inst.at_dot(cfg, it.dot()) {
+                Ok(sym) => match self.inst.terminal(cfg, sym) {
+                    Some(Terminal::Lexeme(l)) => {
+                        allowed.insert(*l);
+                    }
+                    Some(Terminal::SpecialTokens(_)) => has_special = true,
+                    None => {
+                        for r in self.inst.rules_of(cfg, sym)? {
+                            let new = Item::new(r, cur);
+                            if self.seen.insert(new) {
+                                self.items.push(new);
+                            }
+                        }
+                        let nullable =
+                            sym.as_usize() < cfg.num_symbols() && cfg.symbol(sym).nullable;
+                        if nullable || self.empty_done.contains(&sym) {
+                            let new = it.advance();
+                            if self.seen.insert(new) {
+                                self.items.push(new);
+                            }
+                        }
+                    }
+                },
+                Err(lhs) => {
+                    let o = it.origin();
+                    if o == 0 && lhs == cfg.start() {
+                        accepting = true;
+                    }
+                    let (from, to) = if o == cur {
+                        if !self.empty_done.insert(lhs) {
+                            continue;
+                        }
+                        (start, self.items.len())
+                    } else {
+                        let orow = &self.rows[o as usize];
+                        (orow.start as usize, orow.end as usize)
+                    };
+                    for j in from..to {
+                        let p = self.items[j];
+                        if self.inst.at_dot(cfg, p.dot()) == Ok(lhs) {
+                            let new = p.advance();
+                            if self.seen.insert(new) {
+                                self.items.push(new);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if cur == 0 && cfg.symbol(cfg.start()).nullable {
+            accepting = true;
+        }
+        self.rows.push(Row {
+            start: start as u32,
+            end: self.items.len() as u32,
+            allowed,
+            has_special,
+            accepting,
+        });
+        Ok(cur)
+    }
+
     /// Completed items of row `r` whose left-hand side is `sym`, with their origins.
     pub(crate) fn completed<'a>(
         &'a self,
         cfg: &'a Cfg,
         r: u32,
     ) -> impl Iterator<Item = (SymIdx, u32)> + 'a {
-        self.row_items(r).iter().filter_map(move |it| match cfg.at_dot(it.dot()) {
-            Err(lhs) => Some((lhs, it.origin())),
-            Ok(_) => None,
+        let n = cfg.num_symbols();
+        self.row_items(r).iter().filter_map(move |it| match self.inst.at_dot(cfg, it.dot()) {
+            // Instances made while parsing carry no attributes.
+            Err(lhs) if lhs.as_usize() < n => Some((lhs, it.origin())),
+            _ => None,
         })
     }
 
@@ -245,5 +454,6 @@ impl Chart {
             + self.rows.capacity() * std::mem::size_of::<Row>()
             + self.rows.iter().map(|r| r.allowed.num_bytes()).sum::<usize>()
             + self.seen.capacity() * 9
+            + self.inst.num_bytes()
     }
 }

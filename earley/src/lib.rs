@@ -48,6 +48,9 @@ mod chart;
 mod error;
 mod parser;
 
-pub use cfg::{Cfg, CfgBuilder, CfgLimits, CfgSymbol, SymIdx, SymbolProps, Terminal};
+pub use cfg::{
+    Cfg, CfgBuilder, CfgLimits, CfgSymbol, ParamCond, ParamMap, SymIdx, SymbolProps, Template,
+    TemplateAlt, TemplateIdx, TemplateSym, Terminal,
+};
 pub use error::{Error, ErrorKind};
 pub use parser::{Parser, ParserLimits, ParserOptions, ParserStats, SkipClass};

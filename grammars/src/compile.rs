@@ -5,7 +5,10 @@
 use hashbrown::HashMap;
 use std::sync::Arc;
 
-use earley::{Cfg, CfgBuilder, CfgLimits, SkipClass, SymIdx, SymbolProps};
+use earley::{
+    Cfg, CfgBuilder, CfgLimits, ParamMap, SkipClass, SymIdx, SymbolProps, TemplateAlt, TemplateIdx,
+    TemplateSym,
+};
 use lexer::{LexemeClass, LexemeIdx, LexemeKind, LexemeSet, LexemeSpec, LexerSpec, RegexSpec};
 use toktrie::Vocabulary;
 
@@ -100,6 +103,7 @@ pub fn compile(
         lexeme_syms: HashMap::new(),
         rule_syms: HashMap::new(),
         grammar_starts: HashMap::new(),
+        templates: HashMap::new(),
         powers: HashMap::new(),
         fresh: 0,
         empty: None,
@@ -108,8 +112,21 @@ pub fn compile(
     for (gi, g) in set.grammars.iter().enumerate() {
         for r in &g.rules {
             let name = l.qualified(gi, &r.name);
-            if l.rule_syms.contains_key(&(gi, r.name.clone())) {
+            if l.rule_syms.contains_key(&(gi, r.name.clone()))
+                || l.templates.contains_key(&(gi, r.name.clone()))
+            {
                 return Err(Error::new(ErrorKind::Name, format!("rule {name} is defined twice")));
+            }
+            if r.param {
+                if r.name == g.start {
+                    return Err(Error::new(
+                        ErrorKind::Value,
+                        format!("the start rule {name} cannot be parametric"),
+                    ));
+                }
+                let t = l.b.template(&name);
+                l.templates.insert((gi, r.name.clone()), t);
+                continue;
             }
             let s = l.b.nonterminal(&name);
             l.rule_syms.insert((gi, r.name.clone()), s);
@@ -127,6 +144,12 @@ pub fn compile(
     for (gi, g) in set.grammars.iter().enumerate() {
         l.class = l.grammar_class[gi];
         for r in &g.rules {
+            if r.param {
+                let t = l.templates[&(gi, r.name.clone())];
+                let ctx = format!("in rule {}", l.qualified(gi, &r.name));
+                l.lower_template(gi, &r.body, t, 0).map_err(|e| e.context(&ctx))?;
+                continue;
+            }
             let lhs = l.rule_syms[&(gi, r.name.clone())];
             let ctx = format!("in rule {}", l.qualified(gi, &r.name));
             l.lower_rule(gi, g, r, lhs).map_err(|e| e.context(&ctx))?;
@@ -215,6 +238,8 @@ struct Lowering<'a> {
     lexeme_syms: HashMap<LexemeIdx, SymIdx>,
     rule_syms: HashMap<(usize, String), SymIdx>,
     grammar_starts: HashMap<String, (usize, SymIdx)>,
+    /// Parametric rules by (grammar, name).
+    templates: HashMap<(usize, String), TemplateIdx>,
     /// For a symbol x: x, xx, xxxx, ... (exactly 2^i repetitions).
     powers: HashMap<SymIdx, Vec<SymIdx>>,
     fresh: usize,
@@ -363,10 +388,23 @@ impl Lowering<'_> {
         e: &Expr,
         depth: usize,
     ) -> Result<Vec<Vec<SymIdx>>, Error> {
-        match e {
-            Expr::Alt(alts) => alts.iter().map(|a| self.seq(gi, a, depth + 1)).collect(),
-            _ => Ok(vec![self.seq(gi, e, depth + 1)?]),
+        let alts: Vec<&Expr> = match e {
+            Expr::Alt(alts) => alts.iter().collect(),
+            _ => vec![e],
+        };
+        let mut out = Vec::new();
+        for a in alts {
+            match a {
+                // Outside a parametric rule the parameter is 0 (`%if true` is common).
+                Expr::If { cond, expr } => {
+                    if cond.eval(0) {
+                        out.push(self.seq(gi, expr, depth + 1)?);
+                    }
+                }
+                _ => out.push(self.seq(gi, a, depth + 1)?),
+            }
         }
+        Ok(out)
     }
 
     fn seq(&mut self, gi: usize, e: &Expr, depth: usize) -> Result<Vec<SymIdx>, Error> {
@@ -418,7 +456,17 @@ impl Lowering<'_> {
                 .map(|&(_, s)| s)
                 .ok_or_else(|| Error::new(ErrorKind::Name, format!("unknown grammar @{name}"))),
             Expr::Empty => Ok(self.empty_sym()),
-            Expr::Seq(_) | Expr::Alt(_) => {
+            Expr::Call { rule, arg } => {
+                let t = self.template(gi, rule)?;
+                if arg.uses_param() {
+                    return Err(Error::new(
+                        ErrorKind::Value,
+                        format!("{rule}::{arg:?} uses a parameter outside a parametric rule"),
+                    ));
+                }
+                Ok(self.b.instance(t, arg.eval(0)))
+            }
+            Expr::Seq(_) | Expr::Alt(_) | Expr::If { .. } => {
                 let alts = self.alternatives(gi, e, depth + 1)?;
                 let x = self.fresh_nt("group");
                 for alt in alts {
@@ -430,6 +478,104 @@ impl Lowering<'_> {
                 let x = self.sym(gi, expr, depth + 1)?;
                 self.repeat(x, *min, *max)
             }
+        }
+    }
+
+    fn template(&self, gi: usize, rule: &str) -> Result<TemplateIdx, Error> {
+        self.templates
+            .get(&(gi, rule.to_string()))
+            .copied()
+            .ok_or_else(|| Error::new(ErrorKind::Name, format!("unknown parametric rule {rule}")))
+    }
+
+    /// The alternatives of a parametric rule body (each maybe under `%if`) into template `t`.
+    fn lower_template(
+        &mut self,
+        gi: usize,
+        body: &Expr,
+        t: TemplateIdx,
+        depth: usize,
+    ) -> Result<(), Error> {
+        self.check_depth(depth)?;
+        let alts: Vec<&Expr> = match body {
+            Expr::Alt(a) => a.iter().collect(),
+            e => vec![e],
+        };
+        for a in alts {
+            let (cond, e) = match a {
+                Expr::If { cond, expr } => (Some(cond.clone()), &**expr),
+                e => (None, e),
+            };
+            let rhs = self.tseq(gi, e, depth + 1)?;
+            let cond = cond.map(|c| {
+                let f: earley::ParamCond = Arc::new(move |p| c.eval(p));
+                f
+            });
+            self.b.template_alt(t, TemplateAlt { cond, rhs });
+        }
+        Ok(())
+    }
+
+    fn tseq(&mut self, gi: usize, e: &Expr, depth: usize) -> Result<Vec<TemplateSym>, Error> {
+        self.check_depth(depth)?;
+        match e {
+            Expr::Empty => Ok(vec![]),
+            Expr::Seq(xs) => {
+                let mut out = Vec::new();
+                for x in xs {
+                    out.extend(self.tseq(gi, x, depth + 1)?);
+                }
+                Ok(out)
+            }
+            _ => Ok(vec![self.tsym(gi, e, depth + 1)?]),
+        }
+    }
+
+    /// A symbol of a template body: parts that do not depend on the parameter are plain
+    /// symbols; groups and repeats around calls become templates of their own, called
+    /// with the same parameter.
+    fn tsym(&mut self, gi: usize, e: &Expr, depth: usize) -> Result<TemplateSym, Error> {
+        self.check_depth(depth)?;
+        if !depends_on_param(e) {
+            return Ok(TemplateSym::Sym(self.sym(gi, e, depth + 1)?));
+        }
+        let same: ParamMap = Arc::new(|p| p);
+        match e {
+            Expr::Call { rule, arg } => {
+                let t = self.template(gi, rule)?;
+                let arg = arg.clone();
+                let f: ParamMap = Arc::new(move |p| arg.eval(p));
+                Ok(TemplateSym::Call(t, f))
+            }
+            Expr::Seq(_) | Expr::Alt(_) | Expr::If { .. } => {
+                self.fresh += 1;
+                let t = self.b.template(&format!("group#{}", self.fresh));
+                self.lower_template(gi, e, t, depth + 1)?;
+                Ok(TemplateSym::Call(t, same))
+            }
+            Expr::Repeat { expr, min, max } => {
+                self.fresh += 1;
+                let t = self.b.template(&format!("repeat#{}", self.fresh));
+                let x = self.tsym(gi, expr, depth + 1)?;
+                let me = TemplateSym::Call(t, same.clone());
+                let alts: Vec<Vec<TemplateSym>> = match (min, max) {
+                    (0, Some(1)) => vec![vec![], vec![x]],
+                    (0, None) => vec![vec![], vec![me, x]],
+                    (1, None) => vec![vec![x.clone()], vec![me, x]],
+                    _ => {
+                        return Err(Error::new(
+                            ErrorKind::Unsupported,
+                            "counted repeats {m,n} around a parametric call are not supported \
+                             (use ?, * or +, or a parametric counter)",
+                        ))
+                    }
+                };
+                for rhs in alts {
+                    self.b.template_alt(t, TemplateAlt { cond: None, rhs });
+                }
+                Ok(TemplateSym::Call(t, same))
+            }
+            _ => Ok(TemplateSym::Sym(self.sym(gi, e, depth + 1)?)),
         }
     }
 
@@ -604,14 +750,35 @@ impl Lowering<'_> {
                     ),
                 ))
             }
-            Expr::Special(_) | Expr::Grammar(_) => {
+            Expr::Special(_) | Expr::Grammar(_) | Expr::Call { .. } | Expr::If { .. } => {
                 return Err(Error::new(
                     ErrorKind::Value,
-                    "special tokens and @grammars cannot be inside a lazy/stop/max_tokens rule",
+                    "special tokens, @grammars and parametric rules cannot be inside a \
+                     lazy/stop/max_tokens rule",
                 ))
             }
         })
     }
+}
+
+/// Whether an expression depends on the enclosing rule's parameter.
+fn depends_on_param(e: &Expr) -> bool {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match e {
+            Expr::Seq(xs) | Expr::Alt(xs) => stack.extend(xs),
+            Expr::Repeat { expr, .. } => stack.push(expr),
+            Expr::Call { arg, .. } if arg.uses_param() => return true,
+            Expr::If { cond, expr } => {
+                if cond.uses_param() {
+                    return true;
+                }
+                stack.push(expr);
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// A skip regex in a form where equal languages written alike compare equal (`[ \t]` and
@@ -642,7 +809,7 @@ fn class_ancestors(set: &GrammarSet, class: &[LexemeClass], n: usize) -> Vec<Vec
         while let Some(e) = stack.pop() {
             match e {
                 Expr::Seq(xs) | Expr::Alt(xs) => stack.extend(xs),
-                Expr::Repeat { expr, .. } => stack.push(expr),
+                Expr::Repeat { expr, .. } | Expr::If { expr, .. } => stack.push(expr),
                 Expr::Grammar(name) => {
                     if let Some(&gj) = index.get(name.as_str()) {
                         let (from, to) = (class[gi].0 as usize, class[gj].0 as usize);

@@ -101,7 +101,7 @@ pub fn parse(src: &str) -> Result<GrammarSet, Error> {
         } else {
             to_expr(body, 0)?
         };
-        out.push(Rule { name: name.clone(), body, attrs: Default::default() });
+        out.push(Rule { name: name.clone(), body, attrs: Default::default(), param: false });
     }
     Ok(GrammarSet {
         grammars: vec![Grammar {

@@ -4,6 +4,8 @@
 use lexer::RegexSpec;
 use serde::{Deserialize, Serialize};
 
+use crate::param::{ParamCond, ParamExpr};
+
 /// A set of grammars: the first is the top-level one; `@name` refers to another by name.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GrammarSet {
@@ -42,6 +44,11 @@ pub struct Rule {
     /// Attributes (`[capture]`, `[lazy]`, `[stop=...]`, ...).
     #[serde(default)]
     pub attrs: RuleAttrs,
+    /// A parametric rule (`name::_`): one rule per 64-bit parameter value, made as the
+    /// parser reaches it; its body may use [`Expr::Call`] with the parameter and
+    /// [`Expr::If`].
+    #[serde(default)]
+    pub param: bool,
 }
 
 /// A named terminal.
@@ -85,6 +92,20 @@ pub enum Expr {
     Special(SpecialToken),
     /// Another grammar of the set (`@name`).
     Grammar(String),
+    /// A parametric rule with a parameter: `name::expr`.
+    Call {
+        /// The parametric rule.
+        rule: String,
+        /// Its parameter (from the enclosing rule's, in a parametric rule).
+        arg: ParamExpr,
+    },
+    /// An alternative taken only when the parameter meets a condition: `expr %if cond`.
+    If {
+        /// The condition.
+        cond: ParamCond,
+        /// The alternative.
+        expr: Box<Expr>,
+    },
 }
 
 /// A special-token terminal.

@@ -27,6 +27,7 @@ pub mod gbnf;
 pub mod ir;
 pub mod json_schema;
 pub mod lark;
+pub mod param;
 pub mod postfix;
 pub mod regex;
 

@@ -24,6 +24,7 @@ pub fn parse(src: &str) -> Result<GrammarSet, Error> {
                 name: "start".into(),
                 body: Expr::Lexeme(RegexSpec::Regex(src.to_string())),
                 attrs: Default::default(),
+                param: false,
             }],
             terminals: vec![],
             ignore: vec![],

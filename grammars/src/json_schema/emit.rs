@@ -151,7 +151,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
     }
 
     fn push(&mut self, name: String, body: Expr) {
-        self.rules.push(Rule { name, body, attrs: RuleAttrs::default() });
+        self.rules.push(Rule { name, body, attrs: RuleAttrs::default(), param: false });
     }
 
     fn rule_for(&mut self, e: &SExpr) -> String {

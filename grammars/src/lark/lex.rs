@@ -31,6 +31,10 @@ pub(crate) enum Tok {
     Json(String),
     /// The inside of a `{...}` Lark block after `%lark` (raw text).
     LarkBlock(String),
+    /// `::expr` after a name: a parameter (raw text, `_`, a number or `f(...)`).
+    Param(String),
+    /// `%if cond`: a condition of a parametric alternative (raw text).
+    Cond(String),
 }
 
 /// A token and where it starts.
@@ -109,6 +113,15 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Spanned>, Error> {
                 let name = src[i + 1..j].to_string();
                 if name.is_empty() {
                     return Err(err("expected a directive name after %", at));
+                }
+                if name == "if" {
+                    let (text, end) = param_text(src, j);
+                    if text.is_empty() {
+                        return Err(err("expected a condition after %if", at));
+                    }
+                    out.push(Spanned { tok: Tok::Cond(text), at });
+                    i = end;
+                    continue;
                 }
                 out.push(Spanned { tok: Tok::Directive(name.clone()), at });
                 i = j;
@@ -194,6 +207,14 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Spanned>, Error> {
                     };
                 out.push(Spanned { tok, at });
                 i = j;
+                if src[j..].starts_with("::") {
+                    let (text, end) = param_text(src, j + 2);
+                    if text.is_empty() {
+                        return Err(err("expected a parameter after ::", j));
+                    }
+                    out.push(Spanned { tok: Tok::Param(text), at: j });
+                    i = end;
+                }
             }
             _ => match PUNCTS.iter().find(|p| src[i..].starts_with(**p)) {
                 Some(p) => {
@@ -208,6 +229,32 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Spanned>, Error> {
         }
     }
     Ok(out)
+}
+
+/// A parameter or condition from `i` (spaces skipped): `_`, a word, or a word followed by
+/// a parenthesized argument list (balanced, on one line). Returns the text and its end.
+fn param_text(src: &str, i: usize) -> (String, usize) {
+    let b = src.as_bytes();
+    let mut s = i;
+    while s < b.len() && (b[s] == b' ' || b[s] == b'\t') {
+        s += 1;
+    }
+    let mut j = name_end(b, s);
+    if j < b.len() && b[j] == b'(' {
+        let mut depth = 0i32;
+        while j < b.len() && b[j] != b'\n' {
+            match b[j] {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ => {}
+            }
+            j += 1;
+            if depth == 0 {
+                break;
+            }
+        }
+    }
+    (src[s..j].to_string(), j)
 }
 
 fn line_start(b: &[u8], i: usize) -> bool {

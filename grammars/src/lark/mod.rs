@@ -26,6 +26,7 @@ use lexer::RegexSpec;
 use crate::ir::{
     Expr, Grammar, GrammarOptions, GrammarSet, Rule, RuleAttrs, SpecialToken, TerminalDef,
 };
+use crate::param::{ParamCond, ParamExpr};
 use crate::{Error, ErrorKind};
 use lex::{Spanned, Tok};
 
@@ -56,11 +57,17 @@ enum LExpr {
     Grammar(String),
     And(Vec<LExpr>),
     Not(Box<LExpr>),
+    /// `name::expr`.
+    Call(String, ParamExpr, usize),
+    /// `alternative %if cond`.
+    If(ParamCond, Box<LExpr>),
 }
 
 struct Def {
     name: String,
     at: usize,
+    /// A parametric rule (`name::_`).
+    param: bool,
     body: LExpr,
     attrs: RuleAttrs,
     /// `stop=NAME` / `suffix=NAME`: a terminal resolved in `finish` (is it the suffix,
@@ -280,6 +287,25 @@ impl P<'_> {
     }
 
     fn definition(&mut self, name: String, at: usize, is_term: bool) -> Result<Def, Error> {
+        let mut param = false;
+        if let Some(Spanned { tok: Tok::Param(p), at: pat }) = self.peek().cloned() {
+            if is_term {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    "name::param cannot be used in terminals",
+                    pat,
+                ));
+            }
+            if p != "_" {
+                return Err(self.err(
+                    ErrorKind::Syntax,
+                    "a parametric rule is defined as name::_",
+                    pat,
+                ));
+            }
+            self.pos += 1;
+            param = true;
+        }
         if matches!(self.peek(), Some(Spanned { tok: Tok::Punct("."), .. })) {
             return Err(self.err(
                 ErrorKind::Unsupported,
@@ -306,7 +332,21 @@ impl P<'_> {
         self.expect(":")?;
         let body = self.expansions()?;
         self.end_of_line()?;
-        Ok(Def { name, at, body, attrs, stop_term })
+        if param
+            && (attrs.lazy
+                || attrs.stop.is_some()
+                || attrs.suffix.is_some()
+                || attrs.max_tokens.is_some()
+                || attrs.temperature.is_some())
+        {
+            return Err(self.err(
+                ErrorKind::Unsupported,
+                "lazy, stop=, suffix=, max_tokens= and temperature= are not supported for \
+                 parametric rules",
+                at,
+            ));
+        }
+        Ok(Def { name, at, param, body, attrs, stop_term })
     }
 
     #[allow(clippy::type_complexity)]
@@ -437,7 +477,8 @@ impl P<'_> {
                     }
                     stack.push(Group::new(Some(close)));
                 }
-                None | Some(Tok::Newline | Tok::Punct("|" | ")" | "]" | "->" | "&")) => {
+                None
+                | Some(Tok::Newline | Tok::Cond(_) | Tok::Punct("|" | ")" | "]" | "->" | "&")) => {
                     if top.nots > 0 {
                         return Err(self.err(
                             ErrorKind::Syntax,
@@ -452,8 +493,15 @@ impl P<'_> {
                         continue;
                     }
                     let mut ands = std::mem::take(&mut top.ands);
-                    let e =
+                    let mut e =
                         if ands.len() == 1 { ands.pop().expect("one") } else { LExpr::And(ands) };
+                    if let Some(Spanned { tok: Tok::Cond(c), at }) = self.peek().cloned() {
+                        self.pos += 1;
+                        let cond = ParamCond::parse(&c).map_err(|m| {
+                            self.err(ErrorKind::Value, &format!("%if {c}: {m}"), at)
+                        })?;
+                        e = LExpr::If(cond, Box::new(e));
+                    }
                     top.alts.push(e);
                     if self.eat("->") {
                         // A tree alias does not change the language.
@@ -591,6 +639,7 @@ impl P<'_> {
             return Err(self.err(ErrorKind::Syntax, "unexpected end of grammar", self.src.len()));
         };
         self.pos += 1;
+        let is_term = matches!(t.tok, Tok::Term(_));
         Ok(match t.tok {
             Tok::Str(s, ci) => {
                 if matches!(self.peek(), Some(Spanned { tok: Tok::Punct(".."), .. })) {
@@ -628,8 +677,29 @@ impl P<'_> {
                 }
             }
             Tok::Regex(r, f) => LExpr::Lit(self.regex(&r, &f, t.at)?),
+            Tok::Rule(n) | Tok::Term(n)
+                if matches!(self.peek(), Some(Spanned { tok: Tok::Param(_), .. })) =>
+            {
+                let Some(Spanned { tok: Tok::Param(p), at }) = self.peek().cloned() else {
+                    unreachable!("peeked")
+                };
+                self.pos += 1;
+                if is_term {
+                    return Err(self.err(
+                        ErrorKind::Name,
+                        &format!("rule {n:?} not found (name::param calls a rule, not a terminal)"),
+                        t.at,
+                    ));
+                }
+                let arg = ParamExpr::parse(&p)
+                    .map_err(|m| self.err(ErrorKind::Value, &format!("{n}::{p}: {m}"), at))?;
+                LExpr::Call(n, arg, t.at)
+            }
             Tok::Rule(n) => LExpr::RuleRef(n, t.at),
             Tok::Term(n) => LExpr::TermRef(n, t.at),
+            Tok::Cond(_) => {
+                return Err(self.err(ErrorKind::Syntax, "%if must end an alternative", t.at))
+            }
             Tok::SpecialName(n) => LExpr::Special(SpecialToken::Name(n)),
             Tok::SpecialIds(body) => LExpr::Special(self.special_ids(&body, t.at)?),
             Tok::At(n) => LExpr::Grammar(n),
@@ -876,10 +946,33 @@ impl P<'_> {
                 }
             }
         }
-        let rule_names: HashSet<&str> = rules.iter().map(|d| d.name.as_str()).collect();
+        let rule_names: HashMap<&str, bool> =
+            rules.iter().map(|d| (d.name.as_str(), d.param)).collect();
         let mut out_rules = Vec::new();
         for d in &rules {
             let body = self.rule_expr(&d.body, &rule_names, &resolved, 0)?;
+            let uses = uses_param(&body);
+            if d.param && !uses {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    &format!(
+                        "rule {:?} is parametric, but its body doesn't need parameters",
+                        d.name
+                    ),
+                    d.at,
+                ));
+            }
+            if !d.param && uses {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    &format!(
+                        "rule {:?} is not parametric, but its body requires parameters \
+                         (define it as {}::_)",
+                        d.name, d.name
+                    ),
+                    d.at,
+                ));
+            }
             let mut attrs = d.attrs.clone();
             if let Some((suffix, t, at)) = &d.stop_term {
                 let rx = resolved.get(t).cloned().ok_or_else(|| {
@@ -891,10 +984,10 @@ impl P<'_> {
                     attrs.stop = Some(rx);
                 }
             }
-            out_rules.push(Rule { name: d.name.clone(), body, attrs });
+            out_rules.push(Rule { name: d.name.clone(), body, attrs, param: d.param });
         }
         let start = "start".to_string();
-        if !rule_names.contains("start") {
+        if !rule_names.contains_key("start") {
             return Err(Error::new(ErrorKind::Name, "the grammar has no start rule (start: ...)"));
         }
         let mut terminals: Vec<TerminalDef> = Vec::new();
@@ -955,13 +1048,23 @@ impl P<'_> {
                     "special tokens and @grammars cannot be inside a terminal",
                 ))
             }
+            LExpr::Call(_, _, at) => {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    "name::param cannot be used in terminals",
+                    *at,
+                ))
+            }
+            LExpr::If(..) => {
+                return Err(Error::new(ErrorKind::Value, "'%if' is not supported in terminals"))
+            }
         })
     }
 
     fn rule_expr(
         &self,
         e: &LExpr,
-        rules: &HashSet<&str>,
+        rules: &HashMap<&str, bool>,
         resolved: &HashMap<String, RegexSpec>,
         depth: usize,
     ) -> Result<Expr, Error> {
@@ -976,12 +1079,29 @@ impl P<'_> {
             LExpr::Repeat(x, min, max) => {
                 Expr::Repeat { expr: Box::new(rec(x)?), min: *min, max: *max }
             }
-            LExpr::RuleRef(n, at) => {
-                if !rules.contains(n.as_str()) {
-                    return Err(self.err(ErrorKind::Name, &format!("unknown rule {n}"), *at));
+            LExpr::RuleRef(n, at) => match rules.get(n.as_str()) {
+                None => return Err(self.err(ErrorKind::Name, &format!("unknown rule {n}"), *at)),
+                Some(true) => {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &format!("rule {n:?} is parametric, but no parameter provided"),
+                        *at,
+                    ))
                 }
-                Expr::Rule(n.clone())
-            }
+                Some(false) => Expr::Rule(n.clone()),
+            },
+            LExpr::Call(n, arg, at) => match rules.get(n.as_str()) {
+                None => return Err(self.err(ErrorKind::Name, &format!("unknown rule {n}"), *at)),
+                Some(false) => {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &format!("rule {n:?} is not parametric, but is called with a parameter"),
+                        *at,
+                    ))
+                }
+                Some(true) => Expr::Call { rule: n.clone(), arg: arg.clone() },
+            },
+            LExpr::If(cond, x) => Expr::If { cond: cond.clone(), expr: Box::new(rec(x)?) },
             LExpr::TermRef(n, at) => {
                 if !resolved.contains_key(n) {
                     return Err(self.err(ErrorKind::Name, &format!("unknown terminal {n}"), *at));
@@ -996,13 +1116,34 @@ impl P<'_> {
     }
 }
 
+/// Whether a rule body depends on the rule's parameter (a call with a non-constant
+/// parameter, or a condition other than `true`).
+fn uses_param(e: &Expr) -> bool {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match e {
+            Expr::Seq(xs) | Expr::Alt(xs) => stack.extend(xs),
+            Expr::Repeat { expr, .. } => stack.push(expr),
+            Expr::Call { arg, .. } if arg.uses_param() => return true,
+            Expr::If { cond, expr } => {
+                if cond.uses_param() {
+                    return true;
+                }
+                stack.push(expr);
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 fn term_refs(e: &LExpr, out: &mut Vec<(String, usize)>) {
     let mut stack = vec![e];
     while let Some(e) = stack.pop() {
         match e {
             LExpr::TermRef(n, at) => out.push((n.clone(), *at)),
             LExpr::Seq(xs) | LExpr::Alt(xs) | LExpr::And(xs) => stack.extend(xs),
-            LExpr::Repeat(x, ..) | LExpr::Not(x) => stack.push(x),
+            LExpr::Repeat(x, ..) | LExpr::Not(x) | LExpr::If(_, x) => stack.push(x),
             _ => {}
         }
     }
