@@ -325,7 +325,7 @@ impl Lowering<'_> {
         if a.max_tokens == Some(0) && a.stop.is_none() && a.suffix.is_none() {
             // No tokens at all: the empty string (as LLGuidance).
             self.b.rule(lhs, vec![]);
-        } else if a.is_lexeme() && !(sub_grammar && !a.is_lazy()) {
+        } else if a.is_lexeme() && (!sub_grammar || a.is_lazy()) {
             let body = self.to_regex(g, &r.body, 0)?;
             let rx = match (&a.stop, &a.suffix) {
                 (Some(_), Some(_)) => {

@@ -227,3 +227,47 @@ fn unsupported_is_an_error() {
         assert!(e.is_err(), "{s} should be an error");
     }
 }
+
+/// `format: time` leap seconds against RFC 3339's rule (23:59:60 UTC once the offset is
+/// applied): every local minute, with offsets of both signs at whole hours, at :01, :30
+/// and :59 minutes, so each case of the construction (east whole hours, east with
+/// minutes, west) meets every local time.
+#[test]
+fn leap_seconds_follow_the_offset() {
+    let c = Checker::new(&json!({"type": "string", "format": "time"})).unwrap();
+    let utc_2359 = 23 * 60 + 59;
+    let mut checked = 0;
+    for local in (0..24 * 60).step_by(7) {
+        for off_h in [0, 1, 8, 13, 23] {
+            for off_m in [0, 1, 30, 59] {
+                for sign in [1i32, -1] {
+                    let off = sign * (off_h * 60 + off_m);
+                    let valid = (local - off).rem_euclid(24 * 60) == utc_2359;
+                    let s = if sign > 0 { '+' } else { '-' };
+                    let text = format!(
+                        "\"{:02}:{:02}:60{s}{off_h:02}:{off_m:02}\"",
+                        local / 60,
+                        local % 60
+                    );
+                    assert_eq!(c.accepts(&text), valid, "{text}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    // And each valid pair directly (the sample above meets few of them).
+    for off in -(24 * 60 - 1)..(24 * 60) {
+        if off % 7 != 0 {
+            continue;
+        }
+        let local = (utc_2359 + off).rem_euclid(24 * 60);
+        let (s, a) = if off >= 0 { ('+', off) } else { ('-', -off) };
+        let text =
+            format!("\"{:02}:{:02}:60.5{s}{:02}:{:02}\"", local / 60, local % 60, a / 60, a % 60);
+        assert!(c.accepts(&text), "{text}");
+        checked += 1;
+    }
+    assert!(checked > 1000);
+    assert!(c.accepts("\"23:59:60Z\""));
+    assert!(!c.accepts("\"23:58:60Z\""));
+}

@@ -34,6 +34,20 @@ STRING: /"[^"\\\n]*"/
 NUMBER: /[0-9]+/
 COMMENT: /#[^\n]*\n/
 %ignore /[ \t\n]+/"#),
+        // JSON inside Lark across grammar boundaries: free text, a marker, one %json per
+        // tool with its own whitespace, a Lark %ignore around them.
+        l(r#"start: TEXT ("<tool_call>" call "</tool_call>" TEXT)*
+TEXT: /[^<]{0,40}/
+call: weather | note
+weather: %json {"type":"object","properties":{"city":{"type":"string","maxLength":20}},"required":["city"]}
+note: %json {"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"x-guidance":{"whitespace_flexible":false}}"#),
+        l(r#"%ignore /[ \t]+/
+start: "v" "=" %json {"type":"array","items":{"type":"string"},"x-guidance":{"whitespace_pattern":"[ ]{0,2}"}} ";" inner
+inner: %lark {
+start: "x" STR
+STR: /"[^"]{0,30}"/
+%ignore /_+/
+}"#),
     ]
 }
 
@@ -113,4 +127,38 @@ fn sliced_equals_unsliced_at_every_fill_of_bounded_strings() {
         applied += m.slice_stats().applied;
     }
     assert!(applied > 10, "slices applied only {applied} times");
+}
+
+/// Along whole transcripts that cross from Lark into `%json` and `%lark` sub-grammars and
+/// back, with each grammar's own whitespace, every sliced mask equals the unsliced one and
+/// every token of the transcript is allowed.
+#[test]
+fn sliced_equals_unsliced_across_grammar_boundaries() {
+    let f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let gs = grammars();
+    let n = gs.len();
+    let cases = [
+        (
+            &gs[n - 2],
+            r#"Sure.<tool_call>{ "city" : "Paris" }</tool_call> then <tool_call>{"text":"a b"}</tool_call>done"#,
+        ),
+        (&gs[n - 1], r#"v =[ "a",  "b" ] ;x__"hello there""#),
+    ];
+    for (gi, (g, text)) in cases.iter().enumerate() {
+        let mut m = f.create_matcher(g).unwrap();
+        let toks = f.tokenizer().tokenize(text).unwrap();
+        for (i, &t) in toks.iter().enumerate() {
+            let mask = m.compute_mask().unwrap();
+            let mut plain = m.deep_clone();
+            plain.set_slicing(false);
+            assert_eq!(
+                mask,
+                plain.compute_mask().unwrap(),
+                "case {gi}, step {i}: sliced != unsliced"
+            );
+            assert!(mask.contains(t), "case {gi}, step {i}: token {t:?} of the transcript refused");
+            m.consume_token(t).unwrap();
+        }
+        assert!(m.is_accepting().unwrap(), "case {gi}: transcript not accepted");
+    }
 }

@@ -2,6 +2,8 @@
 //! of the supported `format`s. All regexes here describe string *contents* (before JSON
 //! quoting) and are anchored (they match whole strings).
 
+use lexer::RegexSpec;
+
 use crate::{Error, ErrorKind};
 
 /// ECMA `\s`: white space and line terminators.
@@ -393,24 +395,61 @@ fn fix_ranges(items: &str) -> String {
 
 /// The regex (string contents) of a `format`, or `None` if the format is unknown.
 /// RFC 3339 times with a leap second: `HH:MM:60` is valid where it is 23:59 UTC once the
-/// offset is applied (`15:59:60-08:00`, `23:29:60+23:30`, `23:59:60Z`). One alternative
-/// per local minute, each with the two offsets (east and west) that make it 23:59 UTC.
-fn leap_second_times(frac: &str) -> String {
-    const DAY: i32 = 24 * 60;
-    const UTC: i32 = 23 * 60 + 59;
-    let hm = |m: i32| format!("{:02}:{:02}", m / 60, m % 60);
-    let mut alts = Vec::with_capacity(DAY as usize);
-    for local in 0..DAY {
-        // local = UTC + offset (mod a day): east offset +o, west offset -(DAY - o).
-        let east = (local - UTC).rem_euclid(DAY);
-        let west = (UTC - local).rem_euclid(DAY);
-        let mut offs = vec![format!(r"\+{}", hm(east)), format!("-{}", hm(west))];
-        if local == UTC {
-            offs.push("[Zz]".into());
-        }
-        alts.push(format!("{}:60{frac}(?:{})", hm(local), offs.join("|")));
-    }
-    format!("(?:{})", alts.join("|"))
+/// offset is applied (`15:59:60-08:00`, `23:29:60+23:30`, `23:59:60Z`). Exact, and small:
+/// the hour and minute relations between local time and offset are independent once the
+/// offset's sign and whether its minutes are 00 are known, so each case is the
+/// intersection of an hour relation (24 alternatives) and a minute relation (60), not the
+/// 1,440 local times spelled out (which made every `date-time` schema's first mask 50x
+/// slower to build).
+fn leap_second_spec(frac: &str) -> RegexSpec {
+    let any_h = "(?:[01][0-9]|2[0-3])";
+    let any_m = "[0-5][0-9]";
+    let alts = |v: Vec<String>| RegexSpec::Regex(format!("(?:{})", v.join("|")));
+    // East offset +hh:00: local time (hh-1 mod 24):59.
+    let east_whole =
+        alts((0..24).map(|h| format!(r"{:02}:59:60{frac}\+{h:02}:00", (h + 23) % 24)).collect());
+    // East offset +hh:mm, mm >= 1: local time hh:(mm-1).
+    let east = RegexSpec::And(vec![
+        alts(
+            (0..24)
+                .map(|h| format!(r"{h:02}:{any_m}:60{frac}\+{h:02}:(?:0[1-9]|[1-5][0-9])"))
+                .collect(),
+        ),
+        alts((1..60).map(|m| format!(r"{any_h}:{:02}:60{frac}\+{any_h}:{m:02}", m - 1)).collect()),
+    ]);
+    // West offset -hh:mm: local time (23-hh):(59-mm).
+    let west = RegexSpec::And(vec![
+        alts((0..24).map(|h| format!("{:02}:{any_m}:60{frac}-{h:02}:{any_m}", 23 - h)).collect()),
+        alts((0..60).map(|m| format!("{any_h}:{:02}:60{frac}-{any_h}:{m:02}", 59 - m)).collect()),
+    ]);
+    let utc = RegexSpec::Regex(format!("23:59:60{frac}[Zz]"));
+    RegexSpec::Or(vec![utc, east_whole, east, west])
+}
+
+/// The regex of a string `format`, with leap-second times as an exact intersection (see
+/// [`leap_second_spec`]); `None` for unknown formats.
+pub(crate) fn format_spec(name: &str) -> Option<RegexSpec> {
+    let frac = r"(?:\.[0-9]+)?";
+    let rx = format_regex(name)?;
+    Some(match name {
+        "time" => RegexSpec::Or(vec![RegexSpec::Regex(rx), leap_second_spec(frac)]),
+        "date-time" => RegexSpec::Or(vec![
+            RegexSpec::Regex(rx),
+            RegexSpec::Concat(vec![
+                RegexSpec::Regex(format!("{}[Tt]", date_regex())),
+                leap_second_spec(frac),
+            ]),
+        ]),
+        _ => RegexSpec::Regex(rx),
+    })
+}
+
+fn date_regex() -> String {
+    let year = "[0-9]{4}";
+    let leap = "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)";
+    format!(
+        "(?:{year}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))|{leap}-02-29)"
+    )
 }
 
 pub(crate) fn format_regex(name: &str) -> Option<String> {
@@ -431,17 +470,11 @@ pub(crate) fn format_regex(name: &str) -> Option<String> {
     ]
     .join("|");
     let ipv6 = format!("(?:{ipv6})");
-    let year = "[0-9]{4}";
-    let leap = "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)";
-    let date = format!(
-        "(?:{year}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))|{leap}-02-29)"
-    );
+    let date = date_regex();
     let frac = r"(?:\.[0-9]+)?";
     let offset = "(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])";
-    let time = format!(
-        "(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]{frac}{offset}|{})",
-        leap_second_times(frac)
-    );
+    // Leap seconds (`:60`) are added by `format_spec`.
+    let time = format!("(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]{frac}{offset}");
     let unreserved = r"A-Za-z0-9\-._~";
     let sub_delims = r"!$&'()*+,;=";
     let pct = "%[0-9A-Fa-f]{2}";

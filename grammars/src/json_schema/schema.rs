@@ -955,9 +955,8 @@ impl<'a> Ctx<'a> {
                 }
                 "format" => {
                     let f = val.as_str().unwrap_or("");
-                    match ecma::format_regex(f) {
-                        Some(rx) => {
-                            let mut spec = RegexSpec::Regex(rx);
+                    match ecma::format_spec(f) {
+                        Some(mut spec) => {
                             if let Some(n) = ecma::format_max_len(f) {
                                 let max = format!("{}{{0,{n}}}", ecma::ANY_CHAR);
                                 spec = RegexSpec::And(vec![spec, RegexSpec::Regex(max)]);
