@@ -9,8 +9,19 @@
 //! `[capture]`, `[capture="x"]`, `[lazy]`, `[stop=...]`, `[suffix=...]`, `[stop_capture=...]`,
 //! `[max_tokens=N]`, `[temperature=F]`, and `%llguidance {options}`.
 //!
+//! Lark's `x ~ n` and `x ~ m..n` repeats. Parametric rules (`name::_`, calls `name::expr`,
+//! alternatives under `%if cond`; the language is in [`crate::param`]): instances are made
+//! by the parser as it reaches them.
+//!
+//! Each grammar of the set (the top one, every `%json`, `%lark` block and `@name`) keeps
+//! its own whitespace: grammars with the same `%ignore` (and `ignore_once`) share a lexeme
+//! class; JSON whitespace is once-only. After a lexeme of class G, the skip lexemes are G's
+//! if G can take another lexeme, else those of the nearest grammar using G that can, else
+//! none: no whitespace entering a sub-grammar or at the end (LLGuidance 1.9's behaviour).
+//! `%llguidance` options merge across several objects; unknown keys are ignored.
+//!
 //! Not supported, with an error saying so: priorities (`rule.2`), templates, `%override`,
-//! `%declare`, `%extend`, the `x ~ n` repeat form (use `x{n}`).
+//! `%declare`, `%extend`.
 //!
 //! Expressions are parsed with an explicit stack of open groups, not recursion; groups, `~`s
 //! and nested `%lark` blocks nest at most [`MAX_NESTING`] deep (an [`ErrorKind::Limit`]
@@ -574,11 +585,27 @@ impl P<'_> {
                     e = repeat(e, min, max, &mut count);
                 }
                 Some(Tok::Punct("~")) => {
-                    return Err(self.err(
-                        ErrorKind::Unsupported,
-                        "the `x ~ n` repeat form is not supported; write x{n} or x{m,n}",
-                        self.here(),
-                    ))
+                    // Lark's `x ~ n` and `x ~ m..n` (as `x{n}`, `x{m,n}`).
+                    let at = self.here();
+                    self.pos += 1;
+                    let bad = |p: &Self| {
+                        p.err(ErrorKind::Syntax, "expected a count after ~ (x ~ n, x ~ m..n)", at)
+                    };
+                    let Some(min) = self.number()? else { return Err(bad(self)) };
+                    let max = if self.eat("..") {
+                        let Some(m) = self.number()? else { return Err(bad(self)) };
+                        m
+                    } else {
+                        min
+                    };
+                    if max < min || max == 0 {
+                        return Err(self.err(
+                            ErrorKind::Value,
+                            &format!("bad range ~ {min}..{max}"),
+                            at,
+                        ));
+                    }
+                    e = repeat(e, min, Some(max), &mut count);
                 }
                 _ => break,
             }
@@ -1154,8 +1181,8 @@ const MAX_SUBSTRING_UNITS: usize = 400;
 
 /// `%regex {"substring_words": T}` / `{"substring_chars": T}` / `{"substring_chunks": [..]}`:
 /// `chunks[n..m]` joined, for any `n <= m` (the empty string included), as LLGuidance.
-/// Words split T into runs of word characters (`\w`) and single other characters, so a
-/// run of words may start or end on the space between two words.
+/// Words split T into maximal runs of whitespace, of word characters (`\w`) and of other
+/// characters, so a run of words may start or end on the space between two words.
 fn substring_regex(v: &serde_json::Value) -> Result<RegexSpec, String> {
     let obj =
         v.as_object().filter(|o| o.len() == 1).ok_or("%regex needs an object with one key")?;
@@ -1163,20 +1190,25 @@ fn substring_regex(v: &serde_json::Value) -> Result<RegexSpec, String> {
     let units: Vec<String> = match (k.as_str(), val) {
         ("substring_chars", serde_json::Value::String(s)) => s.chars().map(String::from).collect(),
         ("substring_words", serde_json::Value::String(s)) => {
-            let mut units: Vec<String> = Vec::new();
-            let mut word = String::new();
-            for c in s.chars() {
-                if c.is_alphanumeric() || c == '_' {
-                    word.push(c);
+            // Maximal runs of one class: whitespace, word characters, other characters.
+            let class = |c: char| {
+                if c.is_whitespace() {
+                    0
+                } else if c.is_alphanumeric() || c == '_' {
+                    1
                 } else {
-                    if !word.is_empty() {
-                        units.push(std::mem::take(&mut word));
-                    }
-                    units.push(c.to_string());
+                    2
                 }
-            }
-            if !word.is_empty() {
-                units.push(word);
+            };
+            let mut units: Vec<String> = Vec::new();
+            let mut prev = None;
+            for c in s.chars() {
+                let k = class(c);
+                match units.last_mut() {
+                    Some(u) if prev == Some(k) => u.push(c),
+                    _ => units.push(c.to_string()),
+                }
+                prev = Some(k);
             }
             units
         }
