@@ -47,6 +47,9 @@ pub struct SymbolProps {
     pub stop: Option<Vec<u8>>,
     /// Name under which the stop string is captured (Lark `[stop_capture="x"]`).
     pub stop_capture: Option<String>,
+    /// This symbol enters a sub-grammar whose lexemes are of this class (see
+    /// `ParserOptions::skip_classes`): a `%json`, `%lark` or `@name` reference.
+    pub enters_class: Option<usize>,
 }
 
 impl SymbolProps {
@@ -55,6 +58,7 @@ impl SymbolProps {
             && self.max_tokens.is_none()
             && self.temperature.is_none()
             && self.stop_capture.is_none()
+            && self.enters_class.is_none()
     }
 }
 

@@ -227,6 +227,19 @@ impl Chart {
             })
     }
 
+    /// The lexeme classes of the sub-grammars row `r` enters (an item with a symbol marked
+    /// `enters_class` after the dot), in item order.
+    pub(crate) fn entered_classes(&self, cfg: &Cfg, r: u32) -> Vec<usize> {
+        let n = cfg.num_symbols();
+        self.row_items(r)
+            .iter()
+            .filter_map(|it| match self.inst.at_dot(cfg, it.dot()) {
+                Ok(sym) if sym.as_usize() < n => cfg.symbol(sym).props.enters_class,
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The token-id ranges the items of row `r` expect (token terminals), in item order.
     pub(crate) fn expected_token_ranges(&self, cfg: &Cfg, r: u32) -> Vec<(u32, u32)> {
         if !self.rows[r as usize].has_special {

@@ -199,7 +199,20 @@ impl<L: Lexer> Parser<L> {
             }
             if can_follow(g) {
                 skip.union_with(&class.skip);
-            } else if let Some(&a) = class.ancestors.iter().find(|&&a| can_follow(a)) {
+                continue;
+            }
+            // As LLGuidance's grammar stack: the sub-grammars this row enters come first,
+            // each the parent of the next, so when a row enters two or more, the one before
+            // the last may lend its skip (`"<" (%json{A} | %json{B})` allows whitespace
+            // after "<"; one %json alone does not); then the grammars around G.
+            let entered = self.chart.entered_classes(&self.cfg, r);
+            let before_last = entered.len().saturating_sub(1);
+            let found = entered[..before_last]
+                .iter()
+                .rev()
+                .chain(class.ancestors.iter())
+                .find(|&&a| can_follow(a));
+            if let Some(&a) = found {
                 skip.union_with(&classes[a].skip);
             }
         }

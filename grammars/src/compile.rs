@@ -104,6 +104,7 @@ pub fn compile(
         rule_syms: HashMap::new(),
         grammar_starts: HashMap::new(),
         templates: HashMap::new(),
+        grammar_entries: HashMap::new(),
         powers: HashMap::new(),
         fresh: 0,
         empty: None,
@@ -238,6 +239,8 @@ struct Lowering<'a> {
     lexeme_syms: HashMap<LexemeIdx, SymIdx>,
     rule_syms: HashMap<(usize, String), SymIdx>,
     grammar_starts: HashMap<String, (usize, SymIdx)>,
+    /// The symbol entering each sub-grammar (`@name`), by name.
+    grammar_entries: HashMap<String, SymIdx>,
     /// Parametric rules by (grammar, name).
     templates: HashMap<(usize, String), TemplateIdx>,
     /// For a symbol x: x, xx, xxxx, ... (exactly 2^i repetitions).
@@ -366,6 +369,7 @@ impl Lowering<'_> {
                     temperature: a.temperature,
                     stop: stop_literal,
                     stop_capture: a.stop_capture.clone(),
+                    enters_class: None,
                 },
             );
         }
@@ -450,11 +454,23 @@ impl Lowering<'_> {
                 let ranges = self.special_ranges(sp)?;
                 Ok(self.b.special_tokens(&format!("{sp:?}"), ranges))
             }
-            Expr::Grammar(name) => self
-                .grammar_starts
-                .get(name)
-                .map(|&(_, s)| s)
-                .ok_or_else(|| Error::new(ErrorKind::Name, format!("unknown grammar @{name}"))),
+            Expr::Grammar(name) => {
+                if let Some(&w) = self.grammar_entries.get(name) {
+                    return Ok(w);
+                }
+                let &(gj, start) = self.grammar_starts.get(name).ok_or_else(|| {
+                    Error::new(ErrorKind::Name, format!("unknown grammar @{name}"))
+                })?;
+                // A symbol that enters the sub-grammar, marked with its lexeme class (the
+                // parser's skip rules look at the sub-grammars a row enters).
+                let w = self.fresh_nt(&format!("@{name}"));
+                self.b.rule(w, vec![start]);
+                let class = self.grammar_class[gj].0 as usize;
+                self.b
+                    .set_props(w, SymbolProps { enters_class: Some(class), ..Default::default() });
+                self.grammar_entries.insert(name.clone(), w);
+                Ok(w)
+            }
             Expr::Empty => Ok(self.empty_sym()),
             Expr::Call { rule, arg } => {
                 let t = self.template(gi, rule)?;

@@ -139,6 +139,14 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Spanned>, Error> {
                     i = end;
                 } else if name == "lark" && b.get(k) == Some(&b'{') {
                     let end = block_end(src, k)?;
+                    // As LLGuidance: the closing `}` stands after a line break.
+                    let before = src[k + 1..end - 1].trim_end_matches([' ', '\t', '\r']);
+                    if !before.ends_with('\n') {
+                        return Err(err(
+                            "the closing } of a %lark block must start a line",
+                            end - 1,
+                        ));
+                    }
                     out.push(Spanned {
                         tok: Tok::LarkBlock(src[k + 1..end - 1].to_string()),
                         at: k + 1,
@@ -265,8 +273,14 @@ fn is_name_char(c: u8) -> bool {
     c == b'_' || c.is_ascii_alphanumeric()
 }
 
+/// The end of a name from `i`: name characters, and `-` between them (`foo-bar`, as
+/// LLGuidance allows; `->` stays an alias arrow).
 fn name_end(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && is_name_char(b[i]) {
+    let start = i;
+    while i < b.len()
+        && (is_name_char(b[i])
+            || (b[i] == b'-' && i > start && b.get(i + 1).is_some_and(|&c| is_name_char(c))))
+    {
         i += 1;
     }
     i

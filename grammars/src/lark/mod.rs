@@ -235,6 +235,24 @@ fn parse_grammar(
             }
         }
     }
+    // Imports under a lowercase alias are rules matching the terminal.
+    for (n, _, at) in imported.iter_mut() {
+        if n.starts_with(|c: char| c.is_ascii_lowercase()) {
+            let term = format!("__IMPORT_{}", n.to_uppercase());
+            if !rule_names.insert(n.clone()) {
+                return Err(p.err(ErrorKind::Name, &format!("{n} is defined twice"), *at));
+            }
+            rules.push(Def {
+                name: n.clone(),
+                at: *at,
+                param: false,
+                body: LExpr::TermRef(term.clone(), *at),
+                attrs: RuleAttrs::default(),
+                stop_term: None,
+            });
+            *n = term;
+        }
+    }
     p.finish(name, rules, terms, ignore, imported, options)
 }
 
@@ -367,6 +385,9 @@ impl P<'_> {
     ) -> Result<(RuleAttrs, Option<(bool, String, usize)>), Error> {
         let mut a = RuleAttrs::default();
         let mut stop_term = None;
+        if self.eat("]") {
+            return Ok((a, stop_term));
+        }
         loop {
             let Some(t) = self.peek().cloned() else {
                 return Err(self.err(
@@ -421,6 +442,13 @@ impl P<'_> {
                         }
                         _ => return Err(bad("a string, /regex/ or TERMINAL value")),
                     };
+                    if a.stop.is_some() || a.suffix.is_some() {
+                        return Err(self.err(
+                            ErrorKind::Value,
+                            "cannot have multiple stop/suffix conditions",
+                            t.at,
+                        ));
+                    }
                     if key == "stop" {
                         a.stop = Some(rx)
                     } else {
@@ -473,6 +501,14 @@ impl P<'_> {
             let at = self.here();
             match self.peek().map(|t| &t.tok) {
                 Some(Tok::Punct("~")) => {
+                    // `~~x` is an error as in LLGuidance; `~(~x)` is fine.
+                    if top.nots > 0 {
+                        return Err(self.err(
+                            ErrorKind::Syntax,
+                            "expected a value after ~ (write ~(~x) for a double negation)",
+                            at,
+                        ));
+                    }
                     self.pos += 1;
                     top.nots += 1;
                     if top.nots as usize > MAX_NESTING {
@@ -556,6 +592,7 @@ impl P<'_> {
     /// the result to the group's current expansion.
     fn push_unary(&mut self, g: &mut Group, mut e: LExpr) -> Result<(), Error> {
         let mut count = 0;
+        let mut count_ops = 0;
         loop {
             let tok = self.peek().map(|t| t.tok.clone());
             if count > crate::postfix::MAX_POSTFIX {
@@ -565,6 +602,14 @@ impl P<'_> {
                     self.here(),
                 ));
             }
+            if count_ops > 0 && matches!(tok, Some(Tok::Punct("?" | "*" | "+" | "{" | "~"))) {
+                return Err(self.err(
+                    ErrorKind::Syntax,
+                    "one repeat operator per item (as LLGuidance); use parentheses: (x+)?",
+                    self.here(),
+                ));
+            }
+            count_ops += 1;
             match tok {
                 Some(Tok::Punct("?")) => {
                     self.pos += 1;
@@ -598,7 +643,7 @@ impl P<'_> {
                     } else {
                         min
                     };
-                    if max < min || max == 0 {
+                    if max < min {
                         return Err(self.err(
                             ErrorKind::Value,
                             &format!("bad range ~ {min}..{max}"),
@@ -855,14 +900,15 @@ impl P<'_> {
             self.pos += 1;
             let alias = if self.eat("->") {
                 match self.peek().cloned() {
-                    Some(Spanned { tok: Tok::Term(a), .. }) => {
+                    // A lowercase alias makes a rule of the terminal (as LLGuidance).
+                    Some(Spanned { tok: Tok::Term(a) | Tok::Rule(a), .. }) => {
                         self.pos += 1;
                         a
                     }
                     _ => {
                         return Err(self.err(
                             ErrorKind::Syntax,
-                            "expected a terminal name after ->",
+                            "expected a name after ->",
                             self.here(),
                         ))
                     }
@@ -1138,7 +1184,14 @@ impl P<'_> {
             LExpr::Lit(rx) => Expr::Lexeme(rx.clone()),
             LExpr::Special(s) => Expr::Special(s.clone()),
             LExpr::Grammar(n) => Expr::Grammar(n.clone()),
-            LExpr::And(..) | LExpr::Not(..) => Expr::Lexeme(self.term_regex(e, resolved)?),
+            LExpr::And(..) => {
+                return Err(Error::new(
+                    ErrorKind::Value,
+                    "& is only supported for tokens, not rules; try renaming the rule to \
+                     UPPERCASE",
+                ))
+            }
+            LExpr::Not(..) => Expr::Lexeme(self.term_regex(e, resolved)?),
         })
     }
 }
