@@ -371,6 +371,16 @@ fn block_end(src: &str, start: usize) -> Result<usize, Error> {
             }
             b'#' => i = skip_line(b, i),
             b'/' if b.get(i + 1) == Some(&b'/') => i = skip_line(b, i),
+            b'/' => {
+                // A /regex/: its quotes and braces are not the block's.
+                i += 1;
+                while i < b.len() && b[i] != b'/' && b[i] != b'\n' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
             _ => {}
         }
         i += 1;
