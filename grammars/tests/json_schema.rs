@@ -271,3 +271,43 @@ fn leap_seconds_follow_the_offset() {
     assert!(c.accepts("\"23:59:60Z\""));
     assert!(!c.accepts("\"23:58:60Z\""));
 }
+
+/// Schemas no value meets are compile errors saying why in the schema's terms (never an
+/// internal rule name, never a matcher with nothing to allow); contradictions in a part
+/// that is not needed (an optional property, numbers beside strings) are not errors.
+#[test]
+fn unsatisfiable_schemas_are_errors() {
+    let err = |s: serde_json::Value| match Checker::new(&s) {
+        Ok(_) => panic!("{s} compiled"),
+        Err(e) => e.to_string(),
+    };
+    let cases = [
+        (json!(false), "unsatisfiable"),
+        (json!({"enum": []}), "`enum` is empty at /"),
+        (json!({"type": "string", "minLength": 5, "maxLength": 2}), "`minLength` 5 is above"),
+        (json!({"type": "array", "minItems": 3, "maxItems": 1}), "`minItems` 3 is above"),
+        (json!({"allOf": [{"type": "string"}, {"type": "integer"}]}), "unsatisfiable"),
+        (
+            json!({"type": "integer", "minimum": 5, "maximum": 2}),
+            "`minimum` 5 is above `maximum` 2",
+        ),
+        (json!({"type": "number", "exclusiveMinimum": 2, "maximum": 2}), "`exclusiveMinimum` 2"),
+        (
+            json!({"type": "object", "properties": {"age": {"type": "integer", "minimum": 5,
+                "maximum": 2}}, "required": ["age"]}),
+            "at /properties/age",
+        ),
+    ];
+    for (s, want) in cases {
+        let e = err(s.clone());
+        assert!(e.contains(want), "{s}: {e:?} does not contain {want:?}");
+        assert!(!e.contains("j0") && !e.contains("derives"), "{s}: internal name in {e:?}");
+    }
+    check(json!({"minimum": 5, "maximum": 2}), &["\"a\"", "null"], &["3", "6"]);
+    check(
+        json!({"type": "object", "properties": {"age": {"type": "integer", "minimum": 5,
+            "maximum": 2}}}),
+        &["{}"],
+        &["{\"age\":3}"],
+    );
+}

@@ -161,7 +161,7 @@ impl JsonCompileOptions {
                 }
                 "json_allowed_escapes" => {
                     let e = v.as_str().ok_or_else(|| bad(k, "a string"))?;
-                    if let Some(c) = e.chars().find(|c| !"nrbtf\\\"u/".contains(*c)) {
+                    if let Some(c) = e.chars().find(|c| !"nrbtf\\\"u".contains(*c)) {
                         return Err(Error::new(
                             ErrorKind::Value,
                             format!(
@@ -170,9 +170,7 @@ impl JsonCompileOptions {
                             ),
                         ));
                     }
-                    // `/` is a JSON escape our lexers do not generate; it never widens
-                    // the language (the canonical form `/` is always allowed).
-                    o.allowed_escapes = Some(e.replace('/', ""));
+                    o.allowed_escapes = Some(e.to_string());
                 }
                 other => {
                     return Err(Error::new(
@@ -221,6 +219,16 @@ pub fn compile_schema_with(
         let start = em.run(root)?;
         (std::mem::take(&mut em.rules), start)
     };
+    if !derives_something(&rules, &start) {
+        let why = if ctx.unsat.is_empty() {
+            "no value is valid under it (e.g. `false`, `not: {}`, or `allOf` of schemas with \
+             no value in common)"
+                .to_string()
+        } else {
+            ctx.unsat.join("; ")
+        };
+        return Err(Error::new(ErrorKind::Value, format!("the schema is unsatisfiable: {why}")));
+    }
     let ignore = match (&opts.whitespace_pattern, opts.whitespace_flexible) {
         (Some(p), _) => vec![RegexSpec::And(vec![
             RegexSpec::Regex(p.clone()),
@@ -236,4 +244,36 @@ pub fn compile_schema_with(
     let options = GrammarOptions { ignore_once: true, ..Default::default() };
     let grammar = Grammar { name: None, start, rules, terminals: vec![], ignore, options };
     Ok(CompiledSchema { grammar, warnings: ctx.warnings })
+}
+
+/// Whether rule `start` derives some string: the least fixpoint of "productive" over the
+/// emitted rules (a lexeme that matches nothing is not).
+fn derives_something(rules: &[crate::ir::Rule], start: &str) -> bool {
+    use crate::ir::Expr;
+    use std::collections::HashSet;
+    fn productive(e: &Expr, ok: &HashSet<&str>) -> bool {
+        match e {
+            Expr::Empty => true,
+            Expr::Lexeme(RegexSpec::NoMatch) => false,
+            Expr::Lexeme(_) | Expr::Terminal(_) | Expr::Special(_) | Expr::Grammar(_) => true,
+            Expr::Call { .. } => true,
+            Expr::Rule(r) => ok.contains(r.as_str()),
+            Expr::Seq(xs) => xs.iter().all(|x| productive(x, ok)),
+            Expr::Alt(xs) => xs.iter().any(|x| productive(x, ok)),
+            Expr::Repeat { expr, min, .. } => *min == 0 || productive(expr, ok),
+            Expr::If { expr, .. } => productive(expr, ok),
+        }
+    }
+    let mut ok: HashSet<&str> = HashSet::new();
+    loop {
+        let before = ok.len();
+        for r in rules {
+            if !ok.contains(r.name.as_str()) && productive(&r.body, &ok) {
+                ok.insert(r.name.as_str());
+            }
+        }
+        if ok.len() == before {
+            return ok.contains(start);
+        }
+    }
 }

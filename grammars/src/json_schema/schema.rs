@@ -395,6 +395,9 @@ pub(crate) struct Ctx<'a> {
     regexes: HashMap<String, Option<regex_automata::meta::Regex>>,
     /// Warnings (lenient mode).
     pub warnings: Vec<String>,
+    /// Contradictions found in schema objects (`minimum` above `maximum`, ...), for the
+    /// error when nothing is left of the whole schema.
+    pub unsat: Vec<String>,
 }
 
 impl<'a> Ctx<'a> {
@@ -406,6 +409,7 @@ impl<'a> Ctx<'a> {
             depth: 0,
             regexes: HashMap::new(),
             warnings: vec![],
+            unsat: vec![],
         }
     }
 
@@ -793,6 +797,7 @@ impl<'a> Ctx<'a> {
             m
         };
         let sub = |k: &str| format!("{loc}/{}", escape_token(k));
+        let contradicted = contradictions(m, loc);
         if draft <= Draft::D7 {
             if let Some(r) = m.get("$ref") {
                 let r = r
@@ -1205,6 +1210,18 @@ impl<'a> Ctx<'a> {
                 self.warnings.push(format!("unknown format {f:?} ignored"));
             }
         }
+        for (part, why) in contradicted {
+            match part {
+                Part::Numbers => n.num = Node::nothing().num,
+                Part::Strings => n.str_ = Rx::Nothing,
+                Part::Arrays => n.arr.clear(),
+                Part::Objects => n.obj.clear(),
+                Part::All => n = Node::nothing(),
+            }
+            if self.unsat.len() < 8 && !self.unsat.contains(&why) {
+                self.unsat.push(why);
+            }
+        }
         Ok(n)
     }
 
@@ -1412,6 +1429,67 @@ pub(crate) fn union_into(a: Node, b: &Node) -> Result<Node, Error> {
             _ => None,
         },
     })
+}
+
+/// Which kind of instances a contradiction in one schema object rules out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Numbers,
+    Strings,
+    Arrays,
+    Objects,
+    All,
+}
+
+/// Bounds of one schema object that no value meets, in the schema's terms: numeric
+/// `minimum`/`maximum` (and the exclusive forms), `minLength`/`maxLength`,
+/// `minItems`/`maxItems`, `minProperties`/`maxProperties`, an empty `enum`. Each rules out
+/// one kind of instance (numbers for numeric bounds: strings stay valid); when nothing is
+/// left of the whole schema, the messages say why.
+fn contradictions(m: &serde_json::Map<String, Value>, loc: &str) -> Vec<(Part, String)> {
+    let at = if loc.is_empty() { "/" } else { loc };
+    let f = |k: &str| m.get(k).and_then(Value::as_f64);
+    let mut out = Vec::new();
+    // The tightest lower and upper bounds, with whether each is strict.
+    let mut lo: Option<(f64, bool, &str)> = None;
+    let mut hi: Option<(f64, bool, &str)> = None;
+    for (k, strict, flag) in [
+        ("minimum", false, "exclusiveMinimum"),
+        ("exclusiveMinimum", true, ""),
+        ("maximum", false, "exclusiveMaximum"),
+        ("exclusiveMaximum", true, ""),
+    ] {
+        let Some(v) = f(k) else { continue };
+        let strict = strict || m.get(flag) == Some(&Value::Bool(true));
+        if k.ends_with("inimum") {
+            if lo.is_none_or(|(x, s, _)| v > x || (v == x && strict && !s)) {
+                lo = Some((v, strict, k));
+            }
+        } else if hi.is_none_or(|(x, s, _)| v < x || (v == x && strict && !s)) {
+            hi = Some((v, strict, k));
+        }
+    }
+    if let (Some((a, sa, ka)), Some((b, sb, kb))) = (lo, hi) {
+        if a > b || (a == b && (sa || sb)) {
+            let rel = if a > b { "is above" } else { "leaves nothing up to" };
+            out.push((Part::Numbers, format!("`{ka}` {a} {rel} `{kb}` {b} at {at}")));
+        }
+    }
+    for (min, max, part) in [
+        ("minLength", "maxLength", Part::Strings),
+        ("minItems", "maxItems", Part::Arrays),
+        ("minProperties", "maxProperties", Part::Objects),
+    ] {
+        if let (Some(a), Some(b)) = (f(min), f(max)) {
+            if a > b {
+                out.push((part, format!("`{min}` {a} is above `{max}` {b} at {at}")));
+            }
+        }
+    }
+    if m.get("enum").and_then(Value::as_array).is_some_and(|a| a.is_empty()) {
+        out.push((Part::All, format!("`enum` is empty at {at}")));
+    }
+    out
 }
 
 fn number(kw: &str, v: &Value) -> Result<Decimal, Error> {

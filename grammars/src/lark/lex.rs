@@ -131,8 +131,14 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Spanned>, Error> {
                 while k < b.len() && b[k].is_ascii_whitespace() {
                     k += 1;
                 }
+                // `%json true` / `%json false`: boolean schemas.
+                let boolean = name == "json"
+                    && ["true", "false"].iter().any(|w| {
+                        src[k..].starts_with(w)
+                            && !b.get(k + w.len()).is_some_and(|&c| is_name_char(c))
+                    });
                 if matches!(name.as_str(), "json" | "llguidance" | "regex")
-                    && b.get(k) == Some(&b'{')
+                    && (b.get(k) == Some(&b'{') || boolean)
                 {
                     let end = json_end(src, k)?;
                     out.push(Spanned { tok: Tok::Json(src[k..end].to_string()), at: k });
