@@ -221,12 +221,16 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Spanned>, Error> {
                     };
                 out.push(Spanned { tok, at });
                 i = j;
-                if src[j..].starts_with("::") {
-                    let (text, end) = param_text(src, j + 2);
+                let mut k = j;
+                while k < b.len() && (b[k] == b' ' || b[k] == b'\t') {
+                    k += 1;
+                }
+                if src[k..].starts_with("::") {
+                    let (text, end) = param_text(src, k + 2);
                     if text.is_empty() {
-                        return Err(err("expected a parameter after ::", j));
+                        return Err(err("expected a parameter after ::", k));
                     }
-                    out.push(Spanned { tok: Tok::Param(text), at: j });
+                    out.push(Spanned { tok: Tok::Param(text), at: k });
                     i = end;
                 }
             }

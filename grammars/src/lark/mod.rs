@@ -1128,6 +1128,7 @@ impl P<'_> {
                     *at,
                 ))
             }
+            LExpr::If(ParamCond::True, x) => self.term_regex(x, resolved)?,
             LExpr::If(..) => {
                 return Err(Error::new(ErrorKind::Value, "'%if' is not supported in terminals"))
             }
