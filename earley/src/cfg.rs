@@ -47,6 +47,9 @@ pub struct SymbolProps {
     pub stop: Option<Vec<u8>>,
     /// Name under which the stop string is captured (Lark `[stop_capture="x"]`).
     pub stop_capture: Option<String>,
+    /// A stop (or suffix) that is a regex: this lexeme of the spec matches it, and the
+    /// shortest suffix of the symbol's text that it matches is the stop string.
+    pub stop_lexeme: Option<LexemeIdx>,
     /// This symbol enters a sub-grammar whose lexemes are of this class (see
     /// `ParserOptions::skip_classes`): a `%json`, `%lark` or `@name` reference.
     pub enters_class: Option<usize>,

@@ -311,19 +311,30 @@ impl Lowering<'_> {
         lhs: SymIdx,
     ) -> Result<(), Error> {
         let a = &r.attrs;
-        let stop_literal = match &a.stop {
-            Some(RegexSpec::Literal(s)) => Some(s.as_bytes().to_vec()),
+        // The stop or suffix, for captures: a literal string, or a regex matched by a
+        // lexeme of its own (never allowed by the parser; captures use it to split).
+        let stop = a.stop.as_ref().or(a.suffix.as_ref());
+        let stop_literal = match stop {
+            Some(RegexSpec::Literal(s)) if !s.is_empty() => Some(s.as_bytes().to_vec()),
             _ => None,
         };
-        if a.stop_capture.is_some() && stop_literal.is_none() {
+        if a.stop_capture.is_some() && stop.is_none() {
             return Err(Error::new(
-                ErrorKind::Unsupported,
-                format!(
-                    "rule {}: stop_capture needs a literal stop string (stop=\"...\"), not a regex",
-                    r.name
-                ),
+                ErrorKind::Value,
+                format!("rule {}: stop_capture requires stop= or suffix=", r.name),
             ));
         }
+        let captured = a.capture.is_some() || a.stop_capture.is_some();
+        let stop_lexeme = match stop {
+            Some(RegexSpec::Literal(_)) | None => None,
+            Some(rx) if captured => Some(self.spec.push(LexemeSpec {
+                name: format!("{}%stop", r.name),
+                regex: rx.clone(),
+                kind: LexemeKind::Greedy,
+                class: self.class,
+            })),
+            Some(_) => None,
+        };
         let sub_grammar = matches!(r.body, Expr::Grammar(_));
         if a.max_tokens == Some(0) && a.stop.is_none() && a.suffix.is_none() {
             // No tokens at all: the empty string (as LLGuidance).
@@ -369,6 +380,7 @@ impl Lowering<'_> {
                     temperature: a.temperature,
                     stop: stop_literal,
                     stop_capture: a.stop_capture.clone(),
+                    stop_lexeme,
                     enters_class: None,
                 },
             );

@@ -477,7 +477,14 @@ impl Matcher {
     /// Captured texts of finished `[capture]` rules, in order.
     pub fn captures(&self) -> Vec<(String, Vec<u8>)> {
         match &self.backend {
-            Backend::Earley(p) => p.captures(),
+            // The parser holds a placeholder; regex stops need the real (shared) lexer.
+            Backend::Earley(p) => match &self.lexer {
+                Some(shared) => {
+                    let mut g = shared.lock().unwrap_or_else(|e| e.into_inner());
+                    p.captures_with(&mut g.lexer)
+                }
+                None => p.captures(),
+            },
             Backend::TokenDfa(_) => Vec::new(),
         }
     }

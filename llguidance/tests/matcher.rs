@@ -478,6 +478,36 @@ fn captures_exclude_a_literal_stop_and_stop_capture_holds_it() {
     assert!(caps.contains(&("s".to_string(), b"<END>".to_vec())), "{caps:?}");
 }
 
+/// A regex or TERMINAL stop with `stop_capture`: the capture is the text before the
+/// shortest suffix the stop matches, `stop_capture` holds that suffix; a `suffix` is left
+/// out of the rule's own capture too.
+#[test]
+fn captures_with_a_regex_stop_and_a_suffix() {
+    let f = ParserFactory::from_tokenizer_name("bytes").unwrap();
+    let run = |g: &str, text: &[u8]| {
+        let mut m = f.create_matcher(&GrammarSource::Lark(g.into())).unwrap();
+        for b in text {
+            m.consume_token(TokenId(*b as u32)).unwrap();
+        }
+        assert!(m.is_accepting().unwrap());
+        m.captures()
+    };
+    let caps = run(
+        "start: ans \".\"\nans[capture=\"a\", stop=/<(END|STOP)>/, stop_capture=\"s\"]: /[a-z ]*/\n",
+        b"yes<STOP>.",
+    );
+    assert!(caps.contains(&("a".to_string(), b"yes".to_vec())), "{caps:?}");
+    assert!(caps.contains(&("s".to_string(), b"<STOP>".to_vec())), "{caps:?}");
+    let caps = run(
+        "start: ans\nans[capture=\"a\", stop=END, stop_capture=\"s\"]: /[a-z]*/\nEND: \"!\"+\n",
+        b"ok!",
+    );
+    assert!(caps.contains(&("a".to_string(), b"ok".to_vec())), "{caps:?}");
+    assert!(caps.contains(&("s".to_string(), b"!".to_vec())), "{caps:?}");
+    let caps = run("start: ans\nans[capture=\"a\", suffix=\"</x>\"]: /[a-z]*/\n", b"hi</x>");
+    assert!(caps.contains(&("a".to_string(), b"hi".to_vec())), "{caps:?}");
+}
+
 /// GBNF token terminals over regular tokens: `!<[id]>` allows any single token but `id`
 /// and EOS (sliced and unsliced masks alike), a token taken by it is one whole token, and
 /// `<[id]>` takes exactly that regular token.
