@@ -274,11 +274,17 @@ impl CfgBuilder {
                 .collect(),
         );
         if !productive[start.as_usize()] {
+            let name = &self.symbols[start.as_usize()].name;
+            // Front ends' internal names (`j0`, `group#3`) mean nothing to a user.
+            let internal = name.contains('#')
+                || (name.starts_with('j') && name[1..].bytes().all(|b| b.is_ascii_digit()));
+            let what = if internal { "the start rule".to_string() } else { format!("rule {name}") };
             return Err(Error::new(
                 ErrorKind::Grammar,
                 format!(
-                    "the start symbol {} derives no finite string (every rule recurses forever)",
-                    self.symbols[start.as_usize()].name
+                    "the grammar matches no string: {what} can never be completed (each of \
+                     its alternatives needs something impossible, such as a rule that only \
+                     recurses into itself)"
                 ),
             ));
         }

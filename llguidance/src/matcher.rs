@@ -267,6 +267,16 @@ impl Matcher {
                         }
                         _ => p.compute_mask(&m.shared.trie)?,
                     };
+                    if mask.is_empty() {
+                        // Never an empty mask: a server cannot sample from one. The sticky
+                        // error state allows EOS only.
+                        return Err(Error::new(
+                            ErrorKind::Grammar,
+                            "no token can come next: the grammar matches nothing from here \
+                             (a regex that matches nothing, or constraints that contradict \
+                             each other)",
+                        ));
+                    }
                     m.last_mask = Some((key, mask.clone()));
                     Ok(mask)
                 }

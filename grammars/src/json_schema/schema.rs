@@ -562,6 +562,13 @@ impl<'a> Ctx<'a> {
             (Some(x), None) | (None, Some(x)) => Some(x.clone()),
             (None, None) => None,
         };
+        let listed = |v: &Option<Vec<Value>>| v.as_ref().is_some_and(|v| !v.is_empty());
+        if listed(&a.values) && listed(&b.values) && values.as_ref().is_some_and(|v| v.is_empty()) {
+            // Both sides list their values and none is in both (`const` beside a disjoint
+            // `enum`). (An empty list alone does not say "nothing": nodes built up from
+            // nothing keep it while gaining objects or arrays.)
+            return Ok(Node::nothing());
+        }
         let exp = match (a.num.exp, b.num.exp) {
             (Exp::None, _) | (_, Exp::None) => Exp::None,
             (Exp::All, x) | (x, Exp::All) => x,
