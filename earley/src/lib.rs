@@ -13,7 +13,9 @@
 //! ```
 //! use std::sync::Arc;
 //! use earley::{CfgBuilder, CfgLimits, Parser, ParserOptions};
-//! use lexer::{DerivreLexer, LexemeKind, LexerSpec, RegexSpec};
+//! // `AutomataLexer` is there with `lexer`'s default features off too (the default
+//! // `DerivreLexer` takes the same spec and supports more constructs).
+//! use lexer::{AutomataLexer, LexemeKind, LexerSpec, RegexSpec};
 //! use toktrie::{TokTrie, Vocabulary};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -30,7 +32,7 @@
 //!
 //! let vocab = Vocabulary::bytes();
 //! let trie = TokTrie::from_vocab(&vocab)?;
-//! let lexer = DerivreLexer::new(&spec)?;
+//! let lexer = AutomataLexer::new(&spec)?;
 //! let opts = ParserOptions { eos: vocab.eos_tokens().to_vec(), ..Default::default() };
 //! let mut parser = Parser::new(cfg, lexer, opts)?;
 //! parser.consume_bytes(b"12+3")?;

@@ -1,4 +1,4 @@
-//! The grammar IR: what every front end produces and [`crate::compile`] consumes. Plain
+//! The grammar IR: what every front end produces and [`crate::compile()`] consumes. Plain
 //! serde data (JSON round-trips), so a compiled grammar can be saved and loaded.
 
 use lexer::RegexSpec;

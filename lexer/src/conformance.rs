@@ -90,6 +90,10 @@ pub struct Report {
     pub failed: Vec<String>,
     /// One line per skipped suite, with the reason.
     pub skipped: Vec<String>,
+    /// Cases where the lexer forced fewer bytes than it could have (a correct answer, as
+    /// [`Lexer::forced_byte`] may always say `None`; a lexer that forces bytes can check
+    /// this is empty).
+    pub forced_partial: Vec<String>,
 }
 
 impl Report {
@@ -160,8 +164,11 @@ pub fn run(make: &mut MakeLexer<'_>) -> Report {
 pub fn run_suite(suite: &Suite, make: &mut MakeLexer<'_>, report: &mut Report) {
     let name = &suite.name;
     let mut lexer = match (make(&suite.spec), &suite.compile_error) {
-        (Err(e), _)
-            if matches!(e.kind(), ErrorKind::Unsupported { .. }) && suite.spec.uses_extended() =>
+        // A lexer may decline a suite it does not support (extended constructs, look-aheads,
+        // ...): that suite is skipped, not failed.
+        (Err(e), want)
+            if matches!(e.kind(), ErrorKind::Unsupported { .. })
+                && want.as_deref() != Some("unsupported") =>
         {
             report.skipped.push(format!("{name}: {e}"));
             return;
@@ -182,13 +189,24 @@ pub fn run_suite(suite: &Suite, make: &mut MakeLexer<'_>, report: &mut Report) {
     };
     for (i, case) in suite.cases.iter().enumerate() {
         match run_case(&suite.spec, &mut *lexer, case) {
-            Ok(()) => report.passed += 1,
+            Ok(None) => report.passed += 1,
+            Ok(Some(partial)) => {
+                report.passed += 1;
+                report
+                    .forced_partial
+                    .push(format!("{name} case {i} ({:?}): {partial}", case.input));
+            }
             Err(msg) => report.failed.push(format!("{name} case {i} ({:?}): {msg}", case.input)),
         }
     }
 }
 
-fn run_case(spec: &LexerSpec, lexer: &mut dyn Lexer, case: &Case) -> Result<(), String> {
+/// `Ok(Some(note))` when the case passed with fewer forced bytes than expected.
+fn run_case(
+    spec: &LexerSpec,
+    lexer: &mut dyn Lexer,
+    case: &Case,
+) -> Result<Option<String>, String> {
     let allowed = match &case.allowed {
         None => spec.all(),
         Some(names) => names
@@ -197,6 +215,7 @@ fn run_case(spec: &LexerSpec, lexer: &mut dyn Lexer, case: &Case) -> Result<(), 
             .collect::<Result<LexemeSet, String>>()?,
     };
     let input = case.input.as_bytes();
+    let mut partial = None;
     if let Some(want) = &case.forced {
         let mut s = lexer.start_state(&allowed).map_err(|e| e.to_string())?;
         for &b in input {
@@ -213,15 +232,19 @@ fn run_case(spec: &LexerSpec, lexer: &mut dyn Lexer, case: &Case) -> Result<(), 
             }
             s = lexer.advance(s, b).map_err(|e| e.to_string())?;
         }
-        if got != want.as_bytes() {
+        // Every forced byte must be right; stopping early (`None`) is always allowed.
+        if !want.as_bytes().starts_with(&got) {
             return Err(format!(
                 "forced bytes {:?}, expected {want:?}",
                 String::from_utf8_lossy(&got)
             ));
         }
+        if got.len() < want.len() {
+            partial = Some(format!("forced {:?} of {want:?}", String::from_utf8_lossy(&got)));
+        }
     }
     if case.tokens.is_none() && case.error_at.is_none() {
-        return Ok(());
+        return Ok(partial);
     }
     let got = tokenize(lexer, &allowed, input);
     match (got, &case.tokens, case.error_at) {
@@ -237,9 +260,9 @@ fn run_case(spec: &LexerSpec, lexer: &mut dyn Lexer, case: &Case) -> Result<(), 
             if &got != want {
                 return Err(format!("tokens {got:?}, expected {want:?}"));
             }
-            Ok(())
+            Ok(partial)
         }
-        (Err(TokenizeError::NoMatch { offset }), None, Some(want)) if offset == want => Ok(()),
+        (Err(TokenizeError::NoMatch { offset }), None, Some(want)) if offset == want => Ok(partial),
         (got, _, _) => Err(format!(
             "got {got:?}, expected tokens {:?} / error at {:?}",
             case.tokens, case.error_at

@@ -50,6 +50,21 @@ impl StateFlags {
     }
 }
 
+impl std::ops::BitOr for StateFlags {
+    type Output = StateFlags;
+
+    /// Both sets of flags (as [`StateFlags::union`]).
+    fn bitor(self, other: StateFlags) -> StateFlags {
+        self.union(other)
+    }
+}
+
+impl std::ops::BitOrAssign for StateFlags {
+    fn bitor_assign(&mut self, other: StateFlags) {
+        *self = self.union(other);
+    }
+}
+
 /// What one byte does to the lexeme being read; see [`Lexer::step`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Step {

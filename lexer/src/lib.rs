@@ -9,12 +9,12 @@
 //! - [`LexerSpec`], [`LexemeSpec`], [`RegexSpec`]: the specification (serde-serializable).
 //! - [`Lexer`]: the trait a parser is generic over; [`Step`] says whether a lexeme goes on,
 //!   ends with the byte, ends before it, or fails.
-//! - [`DerivreLexer`] (default feature `derivre`): the default implementation, by regex
+//! - `DerivreLexer` (default feature `derivre`): the default implementation, by regex
 //!   derivatives, supporting intersection, complement, JSON quoting, multiple-of and
 //!   look-ahead.
 //! - [`AutomataLexer`]: an implementation over `regex-automata` DFAs, for specs without
 //!   those extended constructs; a cross-check and an example of swapping implementations.
-//! - [`conformance`] (feature `conformance`): data-driven cases any implementation can run.
+//! - `conformance` (feature `conformance`): data-driven cases any implementation can run.
 //!
 //! **Should I use this crate?** Yes if you write a parser for constrained decoding and need
 //! a lexer with longest/shortest-match semantics and lexeme sets chosen per position, or if

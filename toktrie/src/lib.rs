@@ -34,6 +34,37 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! With a real tokenizer: [`Tokenizer::from_file`] reads HF `tokenizer.json`, tiktoken
+//! files, tekken and SentencePiece `.model` files ([`load::from_file`] for the vocabulary
+//! alone), [`Tokenizer::builtin`] the embedded `o200k`/`cl100k` (feature `tiktoken`) and
+//! `bytes`. The same walk then gives the mask over a 128k vocabulary:
+//!
+//! ```
+//! use toktrie::{TokTrie, TokenSet, Tokenizer, ByteDfa};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // A file from disk when present (the Llama 3.1 tokenizer of this repository's data),
+//! // else a built-in vocabulary.
+//! let path = std::path::Path::new("../../shared/tokenizers/llama3.tokenizer.json");
+//! let tok = if path.exists() && cfg!(feature = "hf") {
+//!     Tokenizer::from_file(path)?
+//! } else {
+//!     Tokenizer::builtin(if cfg!(feature = "tiktoken") { "o200k" } else { "bytes" })?
+//! };
+//! let trie = TokTrie::from_vocab(tok.vocab())?;
+//! // Tokens made only of ASCII digits: state 1 loops on digits, state 0 is dead.
+//! let mut table = vec![0u32; 2 * 256];
+//! for b in b'0'..=b'9' {
+//!     table[256 + b as usize] = 1;
+//! }
+//! let mut digits = ByteDfa::new(table, vec![false, true], 1).expect("a well-formed table");
+//! let mut mask = TokenSet::new(tok.vocab().len());
+//! trie.compute_mask(&mut digits, &mut mask);
+//! assert!(mask.count() >= 10);
+//! # Ok(())
+//! # }
+//! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

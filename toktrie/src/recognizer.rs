@@ -9,13 +9,22 @@ use crate::TokenId;
 /// that [`Recognizer::pop_bytes`] returns to an earlier prefix. Popping is frequent (once per
 /// rejected subtree and per leaf), so it should be a pointer move.
 ///
+/// The calling contract of one walk: [`trie_started`](Recognizer::trie_started), then for
+/// each trie node in DFS order `try_push_byte(b)`; after a leaf, or after a rejected byte
+/// (the subtree is skipped), `pop_bytes(n)` with the number of levels that end there, which
+/// is often 0 (the next node is a sibling's child) and never more than was pushed; special
+/// tokens are asked with [`special_allowed`](Recognizer::special_allowed) (after
+/// [`any_special_allowed`](Recognizer::any_special_allowed)) without pushing bytes; then
+/// [`trie_finished`](Recognizer::trie_finished), with the stack back where it started.
+///
 /// Implementations are safe code; the walk never relies on them for memory safety.
 pub trait Recognizer {
     /// Pushes `byte`; returns false (and pushes nothing) if no accepted string continues
     /// with the bytes pushed so far followed by `byte`.
     fn try_push_byte(&mut self, byte: u8) -> bool;
 
-    /// Pops the last `num` pushed bytes. The walk never pops more than it pushed.
+    /// Pops the last `num` pushed bytes (`num` may be 0, and is on most nodes). The walk
+    /// never pops more than it pushed.
     fn pop_bytes(&mut self, num: usize);
 
     /// Makes the current state the bottom of the stack (called after a token is consumed,

@@ -291,6 +291,17 @@ impl TokTrie {
         best
     }
 
+    /// The token mask of `r`: adds to `mask` every token `r` allows next (a regular token
+    /// iff `r` accepts all its bytes, a special token iff [`Recognizer::special_allowed`]).
+    /// The same as [`TokTrie::add_bias`] with no prefix.
+    ///
+    /// # Panics
+    ///
+    /// If `mask` is not as wide as the vocabulary.
+    pub fn compute_mask<R: Recognizer>(&self, r: &mut R, mask: &mut TokenSet) {
+        self.add_bias(r, mask, &[]);
+    }
+
     /// Tokenizes `bytes` by longest match from the left. Not the canonical tokenization of
     /// a BPE tokenizer (use [`crate::Tokenizer::tokenize`] for that); returns `None` if some
     /// byte has no token.
@@ -313,7 +324,13 @@ impl TokTrie {
     /// bytes.
     ///
     /// The walk is one loop over the node array: a rejected byte skips the node's whole
-    /// subtree; after a leaf or a skip it pops as many bytes as the levels that end there.
+    /// subtree; after a leaf or a skip it pops as many bytes as the levels that end there
+    /// (see [`Recognizer`] for the calling contract). [`TokTrie::compute_mask`] is the plain
+    /// mask without a prefix.
+    ///
+    /// # Panics
+    ///
+    /// If `mask` is not as wide as the vocabulary (`TokenSet::new(trie.vocab_size())`).
     pub fn add_bias<R: Recognizer>(&self, r: &mut R, mask: &mut TokenSet, start_prefix: &[u8]) {
         assert_eq!(mask.universe(), self.vocab_size, "mask width differs from the vocabulary");
         r.trie_started();
