@@ -545,3 +545,70 @@ fn gbnf_token_terminals_over_regular_tokens() {
     m.consume_tokens(&y).unwrap();
     assert!(m.is_accepting().unwrap());
 }
+
+/// Draft masks for speculative decoding equal the masks computed step by step; the draft
+/// stops after the first refused token; the matcher's state is unchanged; a draft tree's
+/// node masks equal a fresh matcher's after each node's path.
+#[test]
+fn draft_masks_equal_step_by_step_masks() {
+    let f = o200k_factory();
+    let g = GrammarSource::JsonSchema(
+        r#"{"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer"}},"required":["name","n"]}"#
+            .into(),
+    );
+    let text = r#"{"name": "Ada Lovelace", "n": 1815}"#;
+    let toks = f.tokenizer().tokenize(text).unwrap();
+    let mut m = f.create_matcher(&g).unwrap();
+    m.consume_tokens(&toks[..2]).unwrap();
+    let before = m.compute_mask().unwrap();
+    let draft = &toks[2..8];
+    let masks = m.compute_masks_for_draft(draft).unwrap();
+    assert_eq!(masks.len(), draft.len() + 1);
+    let mut step = f.create_matcher(&g).unwrap();
+    step.consume_tokens(&toks[..2]).unwrap();
+    for (i, mask) in masks.iter().enumerate() {
+        assert_eq!(mask, &step.compute_mask().unwrap(), "draft mask {i}");
+        if i < draft.len() {
+            step.consume_token(draft[i]).unwrap();
+        }
+    }
+    // State unchanged: same tokens, same mask.
+    assert_eq!(m.tokens(), &toks[..2]);
+    assert_eq!(m.compute_mask().unwrap(), before);
+    // A refused token ends the draft (its mask is the last one), without an error.
+    let bad = f.tokenizer().tokenize("}").unwrap()[0];
+    let masks = m.compute_masks_for_draft(&[draft[0], bad, draft[1]]).unwrap();
+    assert_eq!(masks.len(), 2);
+    assert!(m.error().is_none());
+    // A tree: two branches from the current position, one with a refused token.
+    let other = f.tokenizer().tokenize(r#""nope""#).unwrap();
+    let tokens = vec![draft[0], draft[1], draft[2], other[0], bad];
+    let parents = vec![None, Some(0), Some(1), None, Some(0)];
+    let (root, nodes) = m.compute_masks_for_draft_tree(&tokens, &parents).unwrap();
+    assert_eq!(root, before);
+    for (i, got) in nodes.iter().enumerate() {
+        let mut path = vec![i];
+        while let Some(p) = parents[*path.last().unwrap()] {
+            path.push(p);
+        }
+        path.reverse();
+        let mut fresh = f.create_matcher(&g).unwrap();
+        fresh.consume_tokens(&toks[..2]).unwrap();
+        let mut ok = true;
+        for &n in &path {
+            if !fresh.compute_mask().unwrap().contains(tokens[n]) {
+                ok = false;
+                break;
+            }
+            fresh.consume_token(tokens[n]).unwrap();
+        }
+        match got {
+            Some(mask) => {
+                assert!(ok, "node {i} should be refused");
+                assert_eq!(mask, &fresh.compute_mask().unwrap(), "node {i}");
+            }
+            None => assert!(!ok, "node {i} should have a mask"),
+        }
+    }
+    assert_eq!(m.tokens(), &toks[..2]);
+}
