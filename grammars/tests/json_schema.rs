@@ -311,3 +311,31 @@ fn unsatisfiable_schemas_are_errors() {
         &["{\"age\":3}"],
     );
 }
+
+/// `any_order` with 30 properties, all required: any permutation is accepted, a duplicate
+/// or a missing one is not, and nothing of size 2^30 is built (the parametric rule's
+/// instances are made along the parse).
+#[test]
+fn any_order_with_thirty_properties() {
+    let n = 30;
+    let props: serde_json::Map<String, serde_json::Value> =
+        (0..n).map(|i| (format!("p{i}"), json!({"type": "integer"}))).collect();
+    let required: Vec<String> = (0..n).map(|i| format!("p{i}")).collect();
+    let schema = json!({"type": "object", "properties": props, "required": required,
+        "additionalProperties": false, "x-guidance": {"any_order": true}});
+    let c = Checker::new(&schema).unwrap();
+    let text = |order: &[usize]| {
+        let body: Vec<String> = order.iter().map(|i| format!("\"p{i}\":{i}")).collect();
+        format!("{{{}}}", body.join(","))
+    };
+    let forward: Vec<usize> = (0..n).collect();
+    let backward: Vec<usize> = (0..n).rev().collect();
+    let shuffled: Vec<usize> = (0..n).map(|i| i * 7 % n).collect();
+    for o in [&forward, &backward, &shuffled] {
+        assert!(c.accepts(&text(o)), "{}", text(o));
+    }
+    let mut dup = shuffled.clone();
+    dup[5] = dup[4];
+    assert!(!c.accepts(&text(&dup)));
+    assert!(!c.accepts(&text(&shuffled[1..])));
+}

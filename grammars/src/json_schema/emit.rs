@@ -11,12 +11,17 @@ use lexer::RegexSpec;
 use super::numbers;
 use super::schema::{json_eq, Arr, Ctx, Exp, Node, Obj, Rx, SExpr, STRING_ANY};
 use crate::ir::{Expr, Rule, RuleAttrs};
+use crate::param::{ParamCond, ParamExpr};
 use crate::{Error, ErrorKind};
 
 /// The most grammar rules one schema may produce.
 const MAX_RULES: usize = 100_000;
 /// The most distinct `patternProperties` patterns of one object.
 const MAX_PATTERNS: usize = 6;
+/// Most named properties an `any_order` object may have (one parameter bit each, bit 63 is
+/// the separator's); more fall back to the fixed order.
+const ANY_ORDER_MAX: usize = 63;
+
 /// The largest finite item domain for `uniqueItems`.
 const MAX_UNIQUE_DOMAIN: usize = 10;
 
@@ -31,6 +36,8 @@ pub(crate) struct Emitter<'c, 'a> {
     escapes: Option<String>,
     /// `json_allow_general_unicode_escapes`.
     general_escapes: bool,
+    /// `any_order`: named properties in any order (each at most once).
+    pub any_order: bool,
 }
 
 fn lit(s: &str) -> Expr {
@@ -111,6 +118,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             key_sep,
             escapes,
             general_escapes,
+            any_order: false,
         }
     }
 
@@ -426,6 +434,68 @@ impl<'c, 'a> Emitter<'c, 'a> {
         Ok(Expr::Seq(vec![lit("["), Expr::Rule(format!("{base}_0")), lit("]")]))
     }
 
+    /// An object whose named properties come in any order, each at most once, the
+    /// required ones all present: one parametric rule whose parameter has a bit per named
+    /// property (bit 63: an entry was written, so the next needs a separator). Instances are
+    /// made as the parser reaches them: 30 properties cost no 2^30 rules. Other keys
+    /// (`additionalProperties`, `patternProperties`) may come anywhere between them.
+    fn object_any_order(
+        &mut self,
+        base: &str,
+        named: &[(String, SExpr, bool)],
+        extra: Option<Expr>,
+    ) -> Expr {
+        let rule = format!("{base}_any");
+        const FIRST_DONE: u32 = 63;
+        let mut alts = Vec::new();
+        // The end: every required property there.
+        let mut done = ParamCond::True;
+        for (i, (_, _, req)) in named.iter().enumerate() {
+            if *req {
+                done = ParamCond::And(Box::new(done), Box::new(ParamCond::BitSet(i as u32)));
+            }
+        }
+        alts.push(Expr::If { cond: done, expr: Box::new(Expr::Empty) });
+        let entries = named
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v, _))| {
+                let entry = vec![
+                    self.key_lexeme(RegexSpec::Literal(k.clone())),
+                    sep(&self.key_sep),
+                    self.r(v),
+                ];
+                (Some(i as u32), entry)
+            })
+            .chain(extra.map(|x| (None, vec![x])))
+            .collect::<Vec<_>>();
+        for (bit, entry) in entries {
+            for first in [true, false] {
+                let mut seq = if first { vec![] } else { vec![sep(&self.item_sep)] };
+                seq.extend(entry.iter().cloned());
+                let mut set = 1u64 << FIRST_DONE;
+                let mut cond = if first {
+                    ParamCond::BitClear(FIRST_DONE)
+                } else {
+                    ParamCond::BitSet(FIRST_DONE)
+                };
+                if let Some(b) = bit {
+                    set |= 1 << b;
+                    cond = ParamCond::And(Box::new(cond), Box::new(ParamCond::BitClear(b)));
+                }
+                seq.push(Expr::Call { rule: rule.clone(), arg: ParamExpr::BitOr(set) });
+                alts.push(Expr::If { cond, expr: Box::new(Expr::Seq(seq)) });
+            }
+        }
+        self.rules.push(Rule {
+            name: rule.clone(),
+            body: Expr::Alt(alts),
+            attrs: RuleAttrs::default(),
+            param: true,
+        });
+        Expr::Seq(vec![lit("{"), Expr::Call { rule, arg: ParamExpr::Value(0) }, lit("}")])
+    }
+
     fn object(&mut self, base: &str, o: &Obj) -> Result<Option<Expr>, Error> {
         if o.max.is_some_and(|m| m < o.min) {
             return Ok(None);
@@ -523,6 +593,9 @@ impl<'c, 'a> Emitter<'c, 'a> {
             extras.push(Expr::Seq(vec![Expr::Lexeme(key), sep(&self.key_sep), value]));
         }
         let extra = if extras.is_empty() { None } else { Some(alt(extras)) };
+        if self.any_order && o.min == 0 && o.max.is_none() && named.len() <= ANY_ORDER_MAX {
+            return Ok(Some(self.object_any_order(base, &named, extra)));
+        }
         // states (i, c): before named key i, c entries so far (capped)
         let nk = named.len();
         let cap = match o.max {

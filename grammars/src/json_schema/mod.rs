@@ -101,6 +101,11 @@ pub struct JsonCompileOptions {
     /// (`json_allow_general_unicode_escapes`, default false: `\u` only for control
     /// characters). Lengths count decoded characters.
     pub general_escapes: bool,
+    /// Named properties in any order, each at most once, the required ones all present
+    /// (`any_order`, ours; default false: the order of `properties`). Built on a
+    /// parametric rule (instances made while parsing), for objects with at most 63 named
+    /// properties and no `minProperties`/`maxProperties` (others keep the fixed order).
+    pub any_order: bool,
 }
 
 impl Default for JsonCompileOptions {
@@ -115,6 +120,7 @@ impl Default for JsonCompileOptions {
             pattern_search: true,
             allowed_escapes: None,
             general_escapes: false,
+            any_order: false,
         }
     }
 }
@@ -136,6 +142,7 @@ impl JsonCompileOptions {
                 | "coerce_one_of"
                 | "lenient"
                 | "pattern_search"
+                | "any_order"
                 | "json_allow_general_unicode_escapes" => {
                     let b = v.as_bool().ok_or_else(|| bad(k, "a boolean"))?;
                     match k.as_str() {
@@ -143,6 +150,7 @@ impl JsonCompileOptions {
                         "coerce_one_of" => o.coerce_one_of = b,
                         "lenient" => o.lenient = b,
                         "json_allow_general_unicode_escapes" => o.general_escapes = b,
+                        "any_order" => o.any_order = b,
                         _ => o.pattern_search = b,
                     }
                 }
@@ -216,6 +224,7 @@ pub fn compile_schema_with(
             opts.allowed_escapes.clone(),
             opts.general_escapes,
         );
+        em.any_order = opts.any_order;
         let start = em.run(root)?;
         (std::mem::take(&mut em.rules), start)
     };
