@@ -22,6 +22,13 @@ fn token_dfa_config() -> index::Config {
     index::Config::new().max_states(20_000).max_time(Some(TOKEN_DFA_BUDGET)).dfa_size_limit(4 << 20)
 }
 
+/// Whether a tokenizer name given as on the `llg` command line is meant as a file path.
+fn looks_like_path(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    name.contains(['/', '\\'])
+        || [".json", ".tiktoken", ".model"].iter().any(|ext| lower.ends_with(ext))
+}
+
 /// Where a grammar comes from.
 #[derive(Clone, Debug)]
 pub enum GrammarSource {
@@ -197,12 +204,21 @@ impl ParserFactory {
 
     /// A factory for a tokenizer given as on the `llg` command line: `bytes`, a built-in
     /// name (`o200k`, `cl100k`), or a path to a tokenizer file.
+    ///
+    /// A name that is not a built-in one and looks like a path (it has a `/` or `\`, or ends
+    /// in `.json`, `.tiktoken` or `.model`) but names no file is an error of kind
+    /// [`ErrorKind::Tokenizer`] saying `no such file: NAME`; other unknown names are an error
+    /// listing the built-in names.
     pub fn from_tokenizer_name(name: &str) -> Result<ParserFactory, Error> {
         let path = std::path::Path::new(name);
-        let tok = if toktrie::load::BUILTIN_NAMES.contains(&name) || !path.exists() {
+        let tok = if toktrie::load::BUILTIN_NAMES.contains(&name) {
             Tokenizer::builtin(name)?
-        } else {
+        } else if path.exists() {
             Tokenizer::from_file(path)?
+        } else if looks_like_path(name) {
+            return Err(Error::new(ErrorKind::Tokenizer, format!("no such file: {name}")));
+        } else {
+            Tokenizer::builtin(name)?
         };
         ParserFactory::new(tok)
     }

@@ -1,5 +1,6 @@
 //! The `llg` command line contract (DESIGN.md, "The CLI is the test surface"): exit codes
-//! of `check`, the JSON lines and hashes of `masks`, and `demo` output that parses.
+//! of `check`, the JSON lines and hashes of `masks`, `demo` output that parses, `--help` and
+//! one-line usage errors, and `bench` on files that are not MaskBench files.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -177,7 +178,7 @@ fn demo_with_grammar_file() {
 }
 
 /// The default demo: o200k and the built-in JSON Schema. Its output must be a JSON object
-/// with the schema's four keys.
+/// with the schema's four keys, and values that read naturally.
 #[test]
 fn default_demo_outputs_json() {
     for seed in ["1", "2", "3"] {
@@ -190,5 +191,121 @@ fn default_demo_outputs_json() {
         for k in ["name", "age", "languages", "admin"] {
             assert!(o.contains_key(k), "seed {seed}: no {k:?} in {v}");
         }
+        // What a newcomer sees first reads naturally: no `-0`, a plain name.
+        let age = o["age"].as_u64().unwrap_or(0);
+        assert!((1..=120).contains(&age) && !text.contains("-0"), "seed {seed}: age in {text}");
+        let name = o["name"].as_str().unwrap_or_else(|| panic!("seed {seed}: {v}"));
+        assert!(name.chars().all(|c| c.is_ascii_alphabetic() || c == ' '), "seed {seed}: {v}");
     }
+}
+
+/// Every command answers `-h` and `--help` with its own usage, exit 0; `--version` too.
+#[test]
+fn help_and_version() {
+    for cmd in [&[][..], &["check"], &["masks"], &["bench"], &["demo"]] {
+        for flag in ["-h", "--help"] {
+            let mut a = cmd.to_vec();
+            a.push(flag);
+            let out = llg(&a);
+            assert_eq!(code(&out), 0, "llg {a:?}\n{}", show(&out));
+            let text = String::from_utf8_lossy(&out.stdout);
+            let usage = format!("Usage: llg {}", cmd.first().copied().unwrap_or(""));
+            assert!(text.contains(usage.trim_end()), "llg {a:?}: no {usage:?}\n{}", show(&out));
+        }
+    }
+    let out = llg(&["help", "check"]);
+    assert_eq!(code(&out), 0, "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Usage: llg check"));
+    let out = llg(&["--version"]);
+    assert_eq!(code(&out), 0, "{}", show(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.trim(), format!("llg {}", env!("CARGO_PKG_VERSION")));
+}
+
+/// A usage error is one line saying what is wrong and where to get help, exit 3.
+#[test]
+fn usage_errors_are_one_line() {
+    let d = TempDir::new("usage");
+    let g = d.file("g.lark", "start: \"ab\"\n");
+    let cases: &[(&[&str], &str, &str)] = &[
+        (&["check", "--grammar", &g, "--text", "ab", "--bogus"], "--bogus", "llg check --help"),
+        (&["check", "--grammar", &g], "--text", "llg check --help"),
+        (&["check", "--grammar", &g, "--text", "a", "--input", &g], "--input", "llg check --help"),
+        (&["masks", "--grammar", &g], "--tokens", "llg masks --help"),
+        (&["demo", "--seed", "x"], "--seed", "llg demo --help"),
+        (&["bench", "--tokenizer", "bytes"], "FILES_OR_DIRS", "llg bench --help"),
+        (&["bench", "--threads", "0", &g], "--threads", "llg bench --help"),
+        (&["frobnicate"], "frobnicate", "llg --help"),
+        // Errors found after parsing: same shape.
+        (
+            &["check", "--grammar", &g, "--tokenizer", "nope", "--text", "a"],
+            "nope",
+            "llg check --help",
+        ),
+    ];
+    for (args, what, hint) in cases {
+        let out = llg(args);
+        assert_eq!(code(&out), 3, "llg {args:?}\n{}", show(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "llg {args:?}: one line\n{}", show(&out));
+        assert!(err.contains(what), "llg {args:?}: says what is wrong ({what})\n{}", show(&out));
+        assert!(err.contains(hint), "llg {args:?}: points to {hint}\n{}", show(&out));
+        assert!(out.stdout.is_empty(), "llg {args:?}\n{}", show(&out));
+    }
+}
+
+/// A --tokenizer that looks like a path and names no file says so (not "unknown built-in").
+#[test]
+fn missing_tokenizer_file() {
+    let d = TempDir::new("tokfile");
+    let g = d.file("g.lark", "start: \"ab\"\n");
+    for tok in ["no/such/tokenizer.json", "missing.tiktoken", "missing.json", "dir\\tok"] {
+        let out = llg(&["check", "--grammar", &g, "--tokenizer", tok, "--text", "ab"]);
+        assert_eq!(code(&out), 3, "{}", show(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("no such file: {tok}")), "{tok}: {}", show(&out));
+        assert!(!err.contains("built-in"), "{tok}: {}", show(&out));
+    }
+    // A bare unknown name still lists the built-in names.
+    let out = llg(&["check", "--grammar", &g, "--tokenizer", "o300k", "--text", "ab"]);
+    assert_eq!(code(&out), 3, "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("o200k"), "{}", show(&out));
+}
+
+/// `llg bench` on files that are not MaskBench files says so per file, counts them, and exits
+/// 1 when nothing was benchmarked; compile errors show their reason.
+#[test]
+fn bench_on_plain_schema() {
+    let d = TempDir::new("bench");
+    let plain =
+        d.file("plain.json", r#"{"type": "object", "properties": {"a": {"type": "integer"}}}"#);
+    let out = llg(&["bench", "--tokenizer", "bytes", "--json", &plain]);
+    assert_eq!(code(&out), 1, "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{plain}: not a MaskBench file")), "{}", show(&out));
+    assert!(err.contains("\"tests\""), "says what a MaskBench file looks like: {}", show(&out));
+    let text = String::from_utf8(out.stdout.clone()).expect("utf-8");
+    let last: serde_json::Value =
+        serde_json::from_str(text.lines().last().expect("a summary")).expect("JSON summary");
+    assert_eq!(last["not_maskbench"], 1, "{last}");
+    assert_eq!(last["schemas"], 0, "{last}");
+    assert_eq!(last["compiled"], 0, "{last}");
+
+    // A MaskBench file next to it is benchmarked: exit 0, both counted.
+    let mb = d.file(
+        "mb.json",
+        r#"{"schema": {"type": "integer"}, "tests": [{"data": 12, "valid": true}, {"data": "x", "valid": false}]}"#,
+    );
+    let bad = d.file("bad.json", r#"{"schema": {"type": "integer", "minimum": "x"}, "tests": []}"#);
+    let out = llg(&["bench", "--tokenizer", "bytes", "--json", &plain, &mb, &bad]);
+    assert_eq!(code(&out), 0, "{}", show(&out));
+    let text = String::from_utf8(out.stdout.clone()).expect("utf-8");
+    let last: serde_json::Value =
+        serde_json::from_str(text.lines().last().expect("a summary")).expect("JSON summary");
+    for (k, v) in [("schemas", 2), ("not_maskbench", 1), ("compiled", 1), ("compile_errors", 1)] {
+        assert_eq!(last[k], v, "{k}: {last}");
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{bad}: compile error: ")), "the reason: {}", show(&out));
+    assert!(text.lines().next().is_some_and(|l| l.contains("not_maskbench 1")), "{text}");
 }

@@ -7,7 +7,52 @@ use std::time::{Duration, Instant};
 
 use llguidance::{GrammarSource, Matcher, ParserFactory, TokenId, TokenSet};
 
-use crate::{Args, Fail};
+use crate::Fail;
+
+/// `llg bench` arguments.
+#[derive(clap::Args)]
+pub(crate) struct BenchArgs {
+    /// The tokenizer (default: ../shared/tokenizers/llama3.tokenizer.json, when present).
+    #[arg(long, value_name = "TOK")]
+    tokenizer: Option<String>,
+    /// End with the summary as one JSON object on the last line.
+    #[arg(long)]
+    json: bool,
+    /// Write one CSV row per file (outcome, TTFM, masks, mean TBM, detail).
+    #[arg(long, value_name = "FILE")]
+    csv: Option<String>,
+    /// Write the TBM and TTFM distributions (CDF, log scale) as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<String>,
+    /// How instances are serialized: compact (`{"a":1}`) or spaced (`{"a": 1}`).
+    #[arg(long, value_enum, value_name = "S", default_value_t = Separators::Compact)]
+    separators: Separators,
+    /// Per-schema time limit in milliseconds (outcome `timeout` past it).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    time_limit_ms: u64,
+    /// Schemas run in parallel.
+    #[arg(long, value_name = "N", default_value = "1")]
+    threads: std::num::NonZeroUsize,
+    /// Unsliced masks.
+    #[arg(long)]
+    no_slicer: bool,
+    /// Also compare every mask of every valid instance with the unsliced one (untimed); exit 1
+    /// on a difference.
+    #[arg(long)]
+    check_slicer: bool,
+    /// List the N slowest masks (file, instance, token, text before it).
+    #[arg(long, value_name = "N")]
+    slowest: Option<usize>,
+    /// MaskBench files ({"schema": ..., "tests": [...]}), or directories of them (*.json).
+    #[arg(value_name = "FILES_OR_DIRS", required = true)]
+    inputs: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Separators {
+    Compact,
+    Spaced,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Outcome {
@@ -16,7 +61,13 @@ enum Outcome {
     ValidationError,
     InvalidationError,
     Timeout,
+    /// Not a MaskBench file (unreadable, not JSON, or no `schema` / `tests`): not counted
+    /// among the schemas.
+    NotMaskBench,
 }
+
+/// What a MaskBench file looks like, for the message about files that are not.
+const MASKBENCH_SHAPE: &str = r#"expected {"schema":..., "tests":[...]}"#;
 
 impl Outcome {
     fn name(self) -> &'static str {
@@ -26,6 +77,7 @@ impl Outcome {
             Outcome::ValidationError => "validation_error",
             Outcome::InvalidationError => "invalidation_error",
             Outcome::Timeout => "timeout",
+            Outcome::NotMaskBench => "not_maskbench",
         }
     }
 }
@@ -193,16 +245,24 @@ fn run_schema(
         slowest: vec![],
         instances: [0; 5],
     };
+    let not_maskbench = |why: String| fail(Outcome::NotMaskBench, why);
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) => return fail(Outcome::CompileError, format!("cannot read: {e}")),
+        Err(e) => return not_maskbench(format!("cannot read: {e}")),
     };
     let doc: serde_json::Value = match serde_json::from_str(&text) {
         Ok(v) => v,
-        Err(e) => return fail(Outcome::CompileError, format!("not JSON: {e}")),
+        Err(e) => {
+            return not_maskbench(format!(
+                "not a MaskBench file (not JSON: {e}; {MASKBENCH_SHAPE})"
+            ))
+        }
     };
-    let schema = doc.get("schema").cloned().unwrap_or(serde_json::Value::Null);
-    let tests = doc.get("tests").and_then(|t| t.as_array()).cloned().unwrap_or_default();
+    let (Some(schema), Some(tests)) =
+        (doc.get("schema").cloned(), doc.get("tests").and_then(|t| t.as_array()).cloned())
+    else {
+        return not_maskbench(format!("not a MaskBench file ({MASKBENCH_SHAPE})"));
+    };
     let t0 = Instant::now();
     let m0 = match f.create_matcher(&GrammarSource::JsonSchema(schema.to_string())) {
         Ok(m) => m,
@@ -384,32 +444,15 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
-    let json = args.flag("--json");
-    let spaced = match args.value("--separators")?.as_deref() {
-        None | Some("compact") => false,
-        Some("spaced") => true,
-        Some(s) => return Err(Fail::Usage(format!("--separators compact|spaced, not {s}"))),
-    };
-    let csv = args.value("--csv")?;
-    let plot = args.value("--plot")?;
-    let no_slicer = args.flag("--no-slicer");
-    let check_slicer = args.flag("--check-slicer");
-    let slowest_n: Option<usize> = args
-        .value("--slowest")?
-        .map(|s| s.parse().map_err(|_| Fail::Usage("--slowest needs an integer".into())))
-        .transpose()?;
-    let threads: usize = args
-        .value("--threads")?
-        .map_or(Ok(1), |s| s.parse())
-        .ok()
-        .filter(|&n| n >= 1)
-        .ok_or_else(|| Fail::Usage("--threads needs a positive integer".into()))?;
-    let limit_ms: u64 = args
-        .value("--time-limit-ms")?
-        .map_or(Ok(10_000), |s| s.parse())
-        .map_err(|_| Fail::Usage("--time-limit-ms needs an integer".into()))?;
-    let tok = match args.value("--tokenizer")? {
+pub(crate) fn bench(args: BenchArgs) -> Result<std::process::ExitCode, Fail> {
+    let json = args.json;
+    let spaced = args.separators == Separators::Spaced;
+    let (csv, plot) = (args.csv, args.plot);
+    let (no_slicer, check_slicer) = (args.no_slicer, args.check_slicer);
+    let slowest_n = args.slowest;
+    let threads = args.threads.get();
+    let limit_ms = args.time_limit_ms;
+    let tok = match args.tokenizer {
         Some(t) => t,
         None => {
             let d = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -421,11 +464,7 @@ pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
             }
         }
     };
-    let inputs = std::mem::take(&mut args.rest);
-    if inputs.is_empty() {
-        return Err(Fail::Usage("llg bench needs MaskBench files or directories".into()));
-    }
-    let files = collect_files(&inputs)?;
+    let files = collect_files(&args.inputs)?;
     let f = crate::factory(&tok)?.with_slicer(!no_slicer);
     if check_slicer && f.slices().is_none() {
         return Err(Fail::Usage("--check-slicer needs the slicer (drop --no-slicer)".into()));
@@ -460,6 +499,17 @@ pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
         .into_iter()
         .map(|s| s.into_inner().expect("no panics").expect("every file ran"))
         .collect();
+    // Per file, on stderr: files that could not be benchmarked, and why.
+    for r in &results {
+        match r.outcome {
+            Outcome::NotMaskBench => eprintln!("{}: {}", r.file, r.detail),
+            Outcome::CompileError => {
+                let why = r.detail.split_whitespace().collect::<Vec<_>>().join(" ");
+                eprintln!("{}: compile error: {why}", r.file)
+            }
+            _ => {}
+        }
+    }
     if let Some(path) = csv {
         let mut w = std::fs::File::create(&path)
             .map_err(|e| Fail::Usage(format!("cannot write {path}: {e}")))?;
@@ -489,9 +539,11 @@ pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
     let mut tbm: Vec<f64> = results.iter().flat_map(|r| r.tbm_us.iter().copied()).collect();
     tbm.sort_by(f64::total_cmp);
     let mean = if tbm.is_empty() { 0.0 } else { tbm.iter().sum::<f64>() / tbm.len() as f64 };
-    println!("schemas {}  compiled {}  compile_errors {}  validation_errors {}  invalidation_errors {}  timeouts {}  pass {}",
-        results.len(), ttfm.len(), count(Outcome::CompileError), count(Outcome::ValidationError),
-        count(Outcome::InvalidationError), count(Outcome::Timeout), count(Outcome::Pass));
+    let not_maskbench = count(Outcome::NotMaskBench);
+    let schemas = results.len() - not_maskbench;
+    println!("schemas {}  compiled {}  compile_errors {}  validation_errors {}  invalidation_errors {}  timeouts {}  pass {}  not_maskbench {}",
+        schemas, ttfm.len(), count(Outcome::CompileError), count(Outcome::ValidationError),
+        count(Outcome::InvalidationError), count(Outcome::Timeout), count(Outcome::Pass), not_maskbench);
     let inst = results.iter().fold([0u64; 5], |mut a, r| {
         for (x, y) in a.iter_mut().zip(r.instances) {
             *x += y;
@@ -549,7 +601,7 @@ pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
     if let Some(path) = &plot {
         let title = format!(
             "llg bench: {} schemas, {} masks ({}, slicer {})",
-            results.len(),
+            schemas,
             tbm.len(),
             f.tokenizer().vocab().name(),
             if no_slicer { "off" } else { "on" }
@@ -566,7 +618,7 @@ pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
             "slicer": !no_slicer, "threads": threads,
             "slice_checked": check_slicer.then_some(slice_checked),
             "slice_diffs": check_slicer.then_some(slice_diffs.len()),
-            "schemas": results.len(), "compiled": ttfm.len(), "compile_errors": count(Outcome::CompileError),
+            "schemas": schemas, "not_maskbench": not_maskbench, "compiled": ttfm.len(), "compile_errors": count(Outcome::CompileError),
             "validation_errors": count(Outcome::ValidationError), "invalidation_errors": count(Outcome::InvalidationError),
             "timeouts": count(Outcome::Timeout), "masks": tbm.len(),
             "instances": {"valid": inst[0], "valid_rejected": inst[1], "valid_rejected_key_order": inst[4], "invalid": inst[2], "invalid_accepted": inst[3]},
@@ -574,6 +626,14 @@ pub(crate) fn bench(mut args: Args) -> Result<std::process::ExitCode, Fail> {
             "tbm_us": {"mean": mean, "p50": pct(&tbm, 0.5), "p90": pct(&tbm, 0.9), "p99": pct(&tbm, 0.99), "p999": pct(&tbm, 0.999), "max": pct(&tbm, 1.0)},
         });
         println!("{j}");
+    }
+    if ttfm.is_empty() {
+        eprintln!(
+            "llg bench: nothing was benchmarked: none of the {} files compiled ({not_maskbench} not MaskBench files, {} compile errors)",
+            results.len(),
+            count(Outcome::CompileError)
+        );
+        return Ok(std::process::ExitCode::from(1));
     }
     if !slice_diffs.is_empty() {
         return Ok(std::process::ExitCode::from(1));

@@ -1,5 +1,5 @@
 //! `llg`: the command line of the engine. See `llg --help` and ../shared/DESIGN.md for the
-//! contract of `check` and `masks`.
+//! contract of `check`, `masks` and `bench`. Arguments are parsed by `clap` (derive API).
 
 mod bench;
 mod plot;
@@ -7,43 +7,133 @@ mod plot;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use clap::{CommandFactory, Parser, Subcommand};
 use llguidance::{GrammarSource, Matcher, ParserFactory, TokenId};
 
-const USAGE: &str = "\
-llg: constrained decoding from the command line
+/// The tokenizer argument, in every command's help.
+macro_rules! tok_help {
+    () => {
+        "TOK: bytes (256 byte tokens + EOS 256), o200k, cl100k, or a path to tokenizer.json /
+     *.tiktoken / tekken JSON / SentencePiece .model."
+    };
+}
 
-USAGE:
-  llg demo [--tokenizer TOK] [--grammar FILE] [--format F] [--seed N] [--max-tokens N]
-      Generate text by sampling random allowed tokens (default: built-in o200k tokenizer and
-      an example JSON Schema); prints the mask time per token and the output.
-  llg check --grammar FILE [--tokenizer TOK] (--input FILE | --text STR) [--format F]
-      Consume the input (TOK=bytes: one byte per token; else its canonical tokenization),
-      each token checked against the mask. Exit 0 accepted, 1 rejected or incomplete,
-      2 grammar error, 3 usage error.
-  llg masks --grammar FILE --tokenizer TOK --tokens FILE [--format F]
-      For each token id of the JSON array in FILE, print the mask before consuming it as
-      {\"step\":i,\"allowed\":N,\"hash\":\"<fnv1a64>\",\"token\":t,\"ok\":bool}; then {\"accepting\":bool}.
+const AFTER_HELP: &str = concat!(
+    tok_help!(),
+    "
+Grammar formats by extension: .lark, .json (JSON Schema), .regex, .gbnf, .ir.json (IR); or --format.
+Exit status: 0 ok, 1 rejected (or incomplete), 2 grammar does not compile, 3 usage error."
+);
 
-  llg bench [--tokenizer TOK] [--json] [--csv FILE] [--plot FILE.svg]
-            [--separators compact|spaced] [--time-limit-ms N] [--threads N]
-            [--no-slicer] [--check-slicer] [--slowest N] FILES_OR_DIRS...
-      MaskBench replay: compile time per schema (TTFM), mask+consume time per token (TBM)
-      over each valid instance, rejection of each invalid one; a summary (--json: last line).
-      --plot: TBM and TTFM distributions (CDF, log scale) as SVG. --threads: schemas in
-      parallel (default 1). --no-slicer: unsliced masks. --check-slicer: also compare every
-      mask of every valid instance with the unsliced one (untimed); exit 1 on a difference.
-      --slowest N: list the N slowest masks (file, instance, token, text before it).
+const BENCH_AFTER_HELP: &str = concat!(
+    tok_help!(),
+    "
+Exit status: 0 done, 1 nothing could be benchmarked (no schema compiled) or the sliced and
+unsliced masks differ (--check-slicer), 3 usage error."
+);
 
-TOK: bytes (256 byte tokens + EOS 256), o200k, cl100k, or a path to tokenizer.json / *.tiktoken.
-Formats: .lark, .json (JSON Schema), .regex, .gbnf, .ir.json (IR), or --format.
-";
+/// llg: constrained decoding from the command line
+#[derive(Parser)]
+#[command(name = "llg", version, after_help = AFTER_HELP, arg_required_else_help = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Sample random allowed tokens: mask time per token, then the generated text
+    ///
+    /// Generate text by sampling random allowed tokens (default: the built-in o200k tokenizer
+    /// and an example JSON Schema); prints the mask time per token (stderr) and the output
+    /// (stdout).
+    #[command(after_help = AFTER_HELP)]
+    Demo(DemoArgs),
+    /// Check that a grammar accepts an input (exit 0 accepted, 1 rejected, 2 grammar error)
+    ///
+    /// Consume the whole input (TOK=bytes: one byte per token; else its canonical
+    /// tokenization), each token checked against the plain mask. Exit 0 if accepted and the
+    /// grammar is accepting at the end; 1 if rejected (at which byte/token) or incomplete; 2 if
+    /// the grammar does not compile; 3 for usage errors.
+    #[command(after_help = AFTER_HELP)]
+    Check(CheckArgs),
+    /// Print the mask before each token of a token-id list, as JSON lines
+    ///
+    /// For each token id of the JSON array in FILE, print the mask computed before consuming
+    /// it, as {"step":i,"allowed":N,"hash":"<fnv1a64>","token":t,"ok":bool}; stop after the
+    /// first token not allowed; then {"accepting":bool}.
+    #[command(after_help = AFTER_HELP)]
+    Masks(MasksArgs),
+    /// MaskBench replay: compile time per schema (TTFM), mask time per token (TBM)
+    ///
+    /// For each MaskBench file: compile time per schema (TTFM), mask + consume time per token
+    /// (TBM) over each valid instance, rejection of each invalid one; a summary (--json: as
+    /// one JSON object on the last line).
+    #[command(after_help = BENCH_AFTER_HELP)]
+    Bench(bench::BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct DemoArgs {
+    /// The tokenizer.
+    #[arg(long, value_name = "TOK", default_value = "o200k")]
+    tokenizer: String,
+    /// The grammar file (default: an example JSON Schema).
+    #[arg(long, value_name = "FILE")]
+    grammar: Option<String>,
+    /// The grammar format: lark, json (JSON Schema), regex, gbnf, ir (default: from the extension).
+    #[arg(long, value_name = "F")]
+    format: Option<String>,
+    /// The seed of the random token picks.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// Stop after this many tokens.
+    #[arg(long, value_name = "N", default_value_t = 400)]
+    max_tokens: usize,
+}
+
+#[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("input_source").required(true).args(["input", "text"]))]
+struct CheckArgs {
+    /// The grammar file.
+    #[arg(long, value_name = "FILE")]
+    grammar: String,
+    /// The grammar format: lark, json (JSON Schema), regex, gbnf, ir (default: from the extension).
+    #[arg(long, value_name = "F")]
+    format: Option<String>,
+    /// The tokenizer.
+    #[arg(long, value_name = "TOK", default_value = "bytes")]
+    tokenizer: String,
+    /// The input, from a file.
+    #[arg(long, value_name = "FILE")]
+    input: Option<String>,
+    /// The input, given inline.
+    #[arg(long, value_name = "STR", allow_hyphen_values = true)]
+    text: Option<String>,
+}
+
+#[derive(clap::Args)]
+struct MasksArgs {
+    /// The grammar file.
+    #[arg(long, value_name = "FILE")]
+    grammar: String,
+    /// The grammar format: lark, json (JSON Schema), regex, gbnf, ir (default: from the extension).
+    #[arg(long, value_name = "F")]
+    format: Option<String>,
+    /// The tokenizer.
+    #[arg(long, value_name = "TOK")]
+    tokenizer: String,
+    /// A JSON array of token ids.
+    #[arg(long, value_name = "FILE")]
+    tokens: String,
+}
 
 const DEMO_SCHEMA: &str = r#"{
   "x-guidance": {"whitespace_flexible": false},
   "type": "object",
   "properties": {
-    "name": {"type": "string", "minLength": 1, "maxLength": 12},
-    "age": {"type": "integer", "minimum": 0, "maximum": 120},
+    "name": {"type": "string", "pattern": "^[A-Z][a-z]{2,8}$"},
+    "age": {"type": "integer", "minimum": 1, "maximum": 120},
     "languages": {"type": "array", "items": {"enum": ["rust", "python", "c", "lark"]}, "maxItems": 3},
     "admin": {"type": "boolean"}
   },
@@ -57,61 +147,79 @@ pub(crate) enum Fail {
     Rejected(String),
 }
 
-pub(crate) struct Args {
-    pub(crate) rest: Vec<String>,
+/// The subcommand named on the command line, for the "see `llg CMD --help`" hint.
+fn subcommand_in_args(args: &[String]) -> Option<String> {
+    let first = args.iter().skip(1).find(|a| !a.starts_with('-'))?;
+    Cli::command().get_subcommands().any(|c| c.get_name() == first).then(|| first.clone())
 }
 
-impl Args {
-    fn flag(&mut self, flag: &str) -> bool {
-        match self.rest.iter().position(|a| a == flag) {
-            Some(i) => {
-                self.rest.remove(i);
-                true
-            }
-            None => false,
-        }
-    }
+/// A usage error: one line, what is wrong and where to get help; exit status 3.
+fn usage_error(cmd: Option<&str>, what: &str) -> ExitCode {
+    let help = match cmd {
+        Some(c) => format!("llg {c} --help"),
+        None => "llg --help".to_string(),
+    };
+    eprintln!("usage error: {what} (see `{help}`)");
+    ExitCode::from(3)
+}
 
-    fn value(&mut self, flag: &str) -> Result<Option<String>, Fail> {
-        match self.rest.iter().position(|a| a == flag) {
-            None => Ok(None),
-            Some(i) if i + 1 < self.rest.len() => {
-                let v = self.rest.remove(i + 1);
-                self.rest.remove(i);
-                Ok(Some(v))
-            }
-            Some(_) => Err(Fail::Usage(format!("{flag} needs a value"))),
+/// clap's message of a parse error on one line, without its usage and help hint.
+fn one_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut out = String::new();
+    // Inside a list introduced by "...:" (e.g. the missing required arguments).
+    let mut in_list = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
         }
-    }
-    fn finish(self) -> Result<(), Fail> {
-        match self.rest.first() {
-            Some(a) => Err(Fail::Usage(format!("unexpected argument {a}"))),
-            None => Ok(()),
+        if line.is_empty() {
+            in_list = false;
+            continue;
         }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        if out.ends_with(':') {
+            out.push(' ');
+            in_list = true;
+        } else if in_list {
+            out.push_str(", ");
+        } else if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str(line);
     }
+    out
 }
 
 fn main() -> ExitCode {
-    let mut argv: Vec<String> = std::env::args().skip(1).collect();
-    if argv.is_empty() || argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help" {
-        print!("{USAGE}");
-        return if argv.is_empty() { ExitCode::from(3) } else { ExitCode::SUCCESS };
-    }
-    let cmd = argv.remove(0);
-    let args = Args { rest: argv };
-    let r = match cmd.as_str() {
-        "check" => check(args),
-        "masks" => masks(args),
-        "demo" => demo(args),
-        "bench" => bench::bench(args),
-        _ => Err(Fail::Usage(format!("unknown command {cmd}"))),
+    let argv: Vec<String> = std::env::args().collect();
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let _ = e.print();
+                    ExitCode::SUCCESS
+                }
+                // `llg` alone: the whole help (on stderr), as a usage error.
+                ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    let _ = e.print();
+                    ExitCode::from(3)
+                }
+                _ => usage_error(subcommand_in_args(&argv).as_deref(), &one_line(&e)),
+            };
+        }
+    };
+    let (name, r) = match cli.command {
+        Command::Check(a) => ("check", check(a)),
+        Command::Masks(a) => ("masks", masks(a)),
+        Command::Demo(a) => ("demo", demo(a)),
+        Command::Bench(a) => ("bench", bench::bench(a)),
     };
     match r {
         Ok(code) => code,
-        Err(Fail::Usage(m)) => {
-            eprintln!("usage error: {m}\n\n{USAGE}");
-            ExitCode::from(3)
-        }
+        Err(Fail::Usage(m)) => usage_error(Some(name), &m),
         Err(Fail::Grammar(m)) => {
             eprintln!("grammar error: {m}");
             ExitCode::from(2)
@@ -124,24 +232,15 @@ fn main() -> ExitCode {
 }
 
 pub(crate) fn factory(tok: &str) -> Result<ParserFactory, Fail> {
-    ParserFactory::from_tokenizer_name(tok)
-        .map_err(|e| Fail::Usage(format!("tokenizer {tok}: {e}")))
+    ParserFactory::from_tokenizer_name(tok).map_err(|e| Fail::Usage(format!("--tokenizer: {e}")))
 }
 
-fn grammar_source(args: &mut Args, required: bool) -> Result<Option<GrammarSource>, Fail> {
-    let format = args.value("--format")?;
-    let Some(path) = args.value("--grammar")? else {
-        return if required {
-            Err(Fail::Usage("--grammar FILE is required".into()))
-        } else {
-            Ok(None)
-        };
-    };
-    let text = std::fs::read_to_string(&path)
+fn grammar_source(path: &str, format: Option<&str>) -> Result<GrammarSource, Fail> {
+    let text = std::fs::read_to_string(path)
         .map_err(|e| Fail::Usage(format!("cannot read {path}: {e}")))?;
     let format = match format {
-        Some(f) => f,
-        None => GrammarSource::format_of_path(&path)
+        Some(f) => f.to_string(),
+        None => GrammarSource::format_of_path(path)
             .ok_or_else(|| Fail::Usage(format!("cannot tell the format of {path}; use --format")))?
             .to_string(),
     };
@@ -152,24 +251,24 @@ fn grammar_source(args: &mut Args, required: bool) -> Result<Option<GrammarSourc
     } else {
         text
     };
-    GrammarSource::from_format(&format, text).map(Some).map_err(|e| Fail::Usage(e.to_string()))
+    GrammarSource::from_format(&format, text).map_err(|e| Fail::Usage(e.to_string()))
 }
 
 fn matcher(f: &ParserFactory, src: &GrammarSource) -> Result<Matcher, Fail> {
     f.create_matcher(src).map_err(|e| Fail::Grammar(e.to_string()))
 }
 
-fn check(mut args: Args) -> Result<ExitCode, Fail> {
-    let src = grammar_source(&mut args, true)?.expect("required");
-    let tok = args.value("--tokenizer")?.unwrap_or_else(|| "bytes".into());
-    let input = match (args.value("--input")?, args.value("--text")?) {
-        (Some(p), None) => {
+fn check(args: CheckArgs) -> Result<ExitCode, Fail> {
+    let src = grammar_source(&args.grammar, args.format.as_deref())?;
+    let tok = args.tokenizer;
+    // clap's argument group: exactly one of --input and --text.
+    let input = match (args.input, args.text) {
+        (Some(p), _) => {
             std::fs::read(&p).map_err(|e| Fail::Usage(format!("cannot read {p}: {e}")))?
         }
         (None, Some(t)) => t.into_bytes(),
-        _ => return Err(Fail::Usage("give exactly one of --input FILE or --text STR".into())),
+        (None, None) => unreachable!("clap requires --input or --text"),
     };
-    args.finish()?;
     let f = factory(&tok)?;
     let mut m = matcher(&f, &src)?;
     let vocab = f.tokenizer().vocab();
@@ -220,14 +319,9 @@ fn fnv1a(ids: impl Iterator<Item = TokenId>) -> u64 {
     h
 }
 
-fn masks(mut args: Args) -> Result<ExitCode, Fail> {
-    let src = grammar_source(&mut args, true)?.expect("required");
-    let tok = args
-        .value("--tokenizer")?
-        .ok_or_else(|| Fail::Usage("--tokenizer TOK is required".into()))?;
-    let tpath =
-        args.value("--tokens")?.ok_or_else(|| Fail::Usage("--tokens FILE is required".into()))?;
-    args.finish()?;
+fn masks(args: MasksArgs) -> Result<ExitCode, Fail> {
+    let src = grammar_source(&args.grammar, args.format.as_deref())?;
+    let (tok, tpath) = (args.tokenizer, args.tokens);
     let text = std::fs::read_to_string(&tpath)
         .map_err(|e| Fail::Usage(format!("cannot read {tpath}: {e}")))?;
     let ids: Vec<u32> = serde_json::from_str(&text)
@@ -277,19 +371,12 @@ impl Rng {
     }
 }
 
-fn demo(mut args: Args) -> Result<ExitCode, Fail> {
-    let src = grammar_source(&mut args, false)?
-        .unwrap_or_else(|| GrammarSource::JsonSchema(DEMO_SCHEMA.into()));
-    let tok = args.value("--tokenizer")?.unwrap_or_else(|| "o200k".into());
-    let seed: u64 = args
-        .value("--seed")?
-        .map_or(Ok(1), |s| s.parse())
-        .map_err(|_| Fail::Usage("--seed needs an integer".into()))?;
-    let max_tokens: usize = args
-        .value("--max-tokens")?
-        .map_or(Ok(400), |s| s.parse())
-        .map_err(|_| Fail::Usage("--max-tokens needs an integer".into()))?;
-    args.finish()?;
+fn demo(args: DemoArgs) -> Result<ExitCode, Fail> {
+    let src = match &args.grammar {
+        Some(path) => grammar_source(path, args.format.as_deref())?,
+        None => GrammarSource::JsonSchema(DEMO_SCHEMA.into()),
+    };
+    let (tok, seed, max_tokens) = (args.tokenizer, args.seed, args.max_tokens);
     let t0 = Instant::now();
     let f = factory(&tok)?;
     let load = t0.elapsed();
