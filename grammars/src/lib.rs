@@ -30,6 +30,7 @@ pub mod lark;
 pub mod param;
 pub mod postfix;
 pub mod regex;
+pub mod structural_tag;
 
 pub use compile::{compile, CompileLimits, CompiledGrammar};
 pub use error::{Error, ErrorKind, Pos};

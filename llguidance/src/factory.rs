@@ -42,6 +42,9 @@ pub enum GrammarSource {
     Gbnf(String),
     /// A saved grammar IR (JSON).
     Ir(String),
+    /// XGrammar's structural tag (JSON): `{"type": "structural_tag", "format": {...}}` or
+    /// the legacy `structures` + `triggers` form.
+    StructuralTag(String),
 }
 
 impl GrammarSource {
@@ -54,10 +57,13 @@ impl GrammarSource {
             "regex" | "re" => GrammarSource::Regex(text),
             "gbnf" => GrammarSource::Gbnf(text),
             "ir" => GrammarSource::Ir(text),
+            "structural_tag" | "structural-tag" => GrammarSource::StructuralTag(text),
             f => {
                 return Err(Error::new(
                     ErrorKind::Usage,
-                    format!("unknown grammar format {f:?} (lark, json, regex, gbnf, ir)"),
+                    format!(
+                        "unknown grammar format {f:?} (lark, json, regex, gbnf, ir, structural_tag)"
+                    ),
                 ))
             }
         })
@@ -96,6 +102,7 @@ impl GrammarSource {
                 })?;
                 GrammarSet { grammars: vec![grammars::json_schema::compile_schema(&v)?] }
             }
+            GrammarSource::StructuralTag(s) => grammars::structural_tag::parse(s)?,
             GrammarSource::Ir(s) => serde_json::from_str(s)
                 .map_err(|e| Error::new(ErrorKind::Grammar, format!("bad grammar IR: {e}")))?,
         })
