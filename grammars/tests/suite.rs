@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! === case name [format]
-//! grammar text (Lark by default; `regex` or `gbnf` after the name for other formats)
+//! grammar text (Lark by default; `regex`, `gbnf` or `structural_tag` after the name for
+//! other formats)
 //! --- accept
 //! one input per line ("..." lines are JSON strings, for escapes; `<|name|>` is a special token)
 //! --- reject
@@ -52,7 +53,7 @@ fn parse_cases(text: &str) -> Vec<Case> {
             cases.extend(cur.take());
             let mut parts = rest.rsplitn(2, ' ');
             let last = parts.next().unwrap_or("");
-            let (name, format) = if ["regex", "gbnf", "lark"].contains(&last) {
+            let (name, format) = if ["regex", "gbnf", "lark", "structural_tag"].contains(&last) {
                 (parts.next().unwrap_or(last).to_string(), last.to_string())
             } else {
                 (rest.to_string(), "lark".to_string())
@@ -100,6 +101,7 @@ fn build(case: &Case, vocab: &Vocabulary) -> Result<grammars::CompiledGrammar, g
         "lark" => grammars::lark::parse(&case.grammar)?,
         "regex" => grammars::regex::parse(case.grammar.trim_end_matches('\n'))?,
         "gbnf" => grammars::gbnf::parse(&case.grammar)?,
+        "structural_tag" => grammars::structural_tag::parse(&case.grammar)?,
         f => panic!("unknown format {f}"),
     };
     // Saving and loading the IR gives the same grammar.
