@@ -484,6 +484,10 @@ impl Lowering<'_> {
                 Ok(w)
             }
             Expr::Empty => Ok(self.empty_sym()),
+            Expr::Text(t) => {
+                let e = self.text_expr(t);
+                self.sym(gi, &e, depth + 1)
+            }
             Expr::Call { rule, arg } => {
                 let t = self.template(gi, rule)?;
                 if arg.uses_param() {
@@ -507,6 +511,51 @@ impl Lowering<'_> {
                 self.repeat(x, *min, *max)
             }
         }
+    }
+
+    /// [`Expr::Text`]: the text split at the names of the vocabulary's special tokens, each
+    /// name either its text or the token (plain text without a vocabulary).
+    fn text_expr(&self, t: &str) -> Expr {
+        let lit = |s: &str| {
+            if s.is_empty() {
+                Expr::Empty
+            } else {
+                Expr::Lexeme(RegexSpec::Literal(s.to_string()))
+            }
+        };
+        let Some(vocab) = self.vocab else { return lit(t) };
+        let names: Vec<&str> = vocab
+            .special_tokens()
+            .iter()
+            .filter_map(|id| vocab.special_name(id))
+            .filter(|n| !n.is_empty() && t.contains(*n))
+            .collect();
+        if names.is_empty() {
+            return lit(t);
+        }
+        let mut parts = Vec::new();
+        let mut rest = t;
+        let mut pending = String::new();
+        while !rest.is_empty() {
+            // The longest special name starting here.
+            match names.iter().filter(|n| rest.starts_with(**n)).max_by_key(|n| n.len()) {
+                Some(n) => {
+                    parts.push(lit(&std::mem::take(&mut pending)));
+                    parts.push(Expr::Alt(vec![
+                        lit(n),
+                        Expr::Special(SpecialToken::Name(n.to_string())),
+                    ]));
+                    rest = &rest[n.len()..];
+                }
+                None => {
+                    let c = rest.chars().next().expect("non-empty");
+                    pending.push(c);
+                    rest = &rest[c.len_utf8()..];
+                }
+            }
+        }
+        parts.push(lit(&pending));
+        Expr::Seq(parts)
     }
 
     fn template(&self, gi: usize, rule: &str) -> Result<TemplateIdx, Error> {
@@ -727,6 +776,9 @@ impl Lowering<'_> {
             Ok(())
         };
         match sp {
+            SpecialToken::NameIfAny(n) => {
+                Ok(vocab.special_token(n).map(|t| vec![(t.0, t.0)]).unwrap_or_default())
+            }
             SpecialToken::Name(n) => vocab
                 .special_token(n)
                 .map(|t| vec![(t.0, t.0)])
@@ -753,6 +805,7 @@ impl Lowering<'_> {
         self.check_depth(depth)?;
         Ok(match e {
             Expr::Empty => RegexSpec::Empty,
+            Expr::Text(t) => RegexSpec::Literal(t.clone()),
             Expr::Seq(xs) => RegexSpec::Concat(
                 xs.iter().map(|x| self.to_regex(g, x, depth + 1)).collect::<Result<_, _>>()?,
             ),

@@ -99,6 +99,10 @@ pub enum Expr {
         /// Its parameter (from the enclosing rule's, in a parametric rule).
         arg: ParamExpr,
     },
+    /// Literal text in which the names of the vocabulary's special tokens may also be those
+    /// tokens (`"<|python_tag|>{"` matches the text, or the special token then `{`): for
+    /// structural tags, whose strings are written as the model's text.
+    Text(String),
     /// An alternative taken only when the parameter meets a condition: `expr %if cond`.
     If {
         /// The condition.
@@ -114,6 +118,9 @@ pub enum Expr {
 pub enum SpecialToken {
     /// By name, e.g. `<|eot_id|>`.
     Name(String),
+    /// By name if the vocabulary has it, else nothing (structural tags: a delimiter that
+    /// some tokenizers have as a special token).
+    NameIfAny(String),
     /// By id ranges (inclusive), e.g. `<[128009]>`, `<[100-200]>`.
     Ids(Vec<(u32, u32)>),
     /// Any single token (regular or special, not EOS) except these id ranges, `<[^...]>`.

@@ -125,12 +125,19 @@ struct Builder {
     fresh: usize,
 }
 
+/// A string of the structural tag: text, where a special token's name may also be that
+/// token (the model writes `<|python_tag|>` as one special token).
 fn lit(s: &str) -> Expr {
     if s.is_empty() {
         Expr::Empty
     } else {
-        Expr::Lexeme(RegexSpec::Literal(s.to_string()))
+        Expr::Text(s.to_string())
     }
+}
+
+/// One of the strings, each special-token aware (see [`lit`]).
+fn alt_lits(v: &[String]) -> Expr {
+    Expr::Alt(v.iter().map(|s| lit(s)).collect())
 }
 
 fn or_lits(v: &[String]) -> RegexSpec {
@@ -185,6 +192,33 @@ fn text_then(
         parts.push(RegexSpec::Not(Box::new(containing(&excl))));
     }
     RegexSpec::And(parts)
+}
+
+/// Free text then a delimiter: [`text_then`] as one lexeme; for a delimiter that may be a
+/// special token of the tokenizer (`<|end|>`, `[TOOL_CALLS]`: no spaces, bracketed), also
+/// the free text followed by that token.
+fn then_delims(bad: &[String], delims: &[String], excl: &[String], max_chars: Option<u32>) -> Expr {
+    let text = Expr::Lexeme(text_then(bad, delims, excl, max_chars));
+    let specials: Vec<&String> = delims
+        .iter()
+        .filter(|d| {
+            d.len() >= 3
+                && !d.contains(char::is_whitespace)
+                && ((d.starts_with('<') && d.ends_with('>'))
+                    || (d.starts_with('[') && d.ends_with(']')))
+        })
+        .collect();
+    if specials.is_empty() {
+        return text;
+    }
+    let free = Expr::Repeat {
+        expr: Box::new(Expr::Lexeme(free_text(bad, max_chars))),
+        min: 0,
+        max: Some(1),
+    };
+    let toks =
+        specials.into_iter().map(|d| Expr::Special(SpecialToken::NameIfAny(d.clone()))).collect();
+    Expr::Alt(vec![text, Expr::Seq(vec![free, Expr::Alt(toks)])])
 }
 
 fn str_list(v: Option<&Value>, what: &str) -> Result<Vec<String>, Error> {
@@ -282,7 +316,7 @@ impl Builder {
             |b: &mut Builder, f: &Value, tail: Option<&[String]>| b.format(f, ctx, tail, depth + 1);
         let with_tail = |e: Expr, tail: Option<&[String]>| match tail {
             None => e,
-            Some(t) => Expr::Seq(vec![e, Expr::Lexeme(or_lits(t))]),
+            Some(t) => Expr::Seq(vec![e, alt_lits(t)]),
         };
         Ok(match ty.as_str() {
             "const_string" => {
@@ -346,7 +380,7 @@ impl Builder {
                     })? as u32),
                 };
                 match tail {
-                    Some(t) => Expr::Lexeme(text_then(&bad, t, &[], max_chars)),
+                    Some(t) => then_delims(&bad, t, &[], max_chars),
                     None => Expr::Lexeme(free_text(&bad, max_chars)),
                 }
             }
@@ -597,18 +631,22 @@ impl Builder {
                 (0..triggers.len()).filter(|&i| begin.starts_with(&triggers[i])).collect();
             let i = match hits.as_slice() {
                 [i] => *i,
-                [] => return Err(err(
-                    ErrorKind::Value,
-                    format!(
+                [] => {
+                    return Err(err(
+                        ErrorKind::Value,
+                        format!(
                         "one tag ({begin:?}) does not match any trigger in a triggered tags format"
                     ),
-                )),
-                _ => return Err(err(
-                    ErrorKind::Value,
-                    format!(
+                    ))
+                }
+                _ => {
+                    return Err(err(
+                        ErrorKind::Value,
+                        format!(
                         "one tag ({begin:?}) matches multiple triggers in a triggered tags format"
                     ),
-                )),
+                    ))
+                }
             };
             let mut rest = to.clone();
             rest.insert("begin".into(), Value::String(begin[triggers[i].len()..].to_string()));
@@ -625,7 +663,7 @@ impl Builder {
             (true, true) => {
                 let one = Expr::Alt(full);
                 match tail {
-                    Some(t) => Expr::Seq(vec![one, Expr::Lexeme(or_lits(t))]),
+                    Some(t) => Expr::Seq(vec![one, alt_lits(t)]),
                     None => one,
                 }
             }
@@ -654,12 +692,12 @@ impl Builder {
         bad.extend(triggers.iter().cloned());
         let mut alts = Vec::new();
         for (t, g) in groups {
-            let lead = Expr::Lexeme(text_then(&bad, std::slice::from_ref(&t), excl, None));
+            let lead = then_delims(&bad, std::slice::from_ref(&t), excl, None);
             alts.push(Expr::Seq(vec![lead, Expr::Alt(g)]));
         }
         let step = self.rule("dispatch", Expr::Alt(alts), RuleAttrs::default());
         let last = match tail {
-            Some(t) => Expr::Lexeme(text_then(&bad, t, &[], None)),
+            Some(t) => then_delims(&bad, t, &[], None),
             None => Expr::Lexeme(free_text(&bad, None)),
         };
         Ok(if lp {
@@ -667,7 +705,7 @@ impl Builder {
         } else {
             // At most one dispatch, and nothing after it (but the tail).
             let after = match tail {
-                Some(t) => Expr::Lexeme(or_lits(t)),
+                Some(t) => alt_lits(t),
                 None => Expr::Empty,
             };
             Expr::Alt(vec![last, Expr::Seq(vec![step, after])])

@@ -264,7 +264,11 @@ fn derives_something(rules: &[crate::ir::Rule], start: &str) -> bool {
         match e {
             Expr::Empty => true,
             Expr::Lexeme(RegexSpec::NoMatch) => false,
-            Expr::Lexeme(_) | Expr::Terminal(_) | Expr::Special(_) | Expr::Grammar(_) => true,
+            Expr::Lexeme(_)
+            | Expr::Terminal(_)
+            | Expr::Special(_)
+            | Expr::Grammar(_)
+            | Expr::Text(_) => true,
             Expr::Call { .. } => true,
             Expr::Rule(r) => ok.contains(r.as_str()),
             Expr::Seq(xs) => xs.iter().all(|x| productive(x, ok)),
