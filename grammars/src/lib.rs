@@ -31,6 +31,7 @@ pub mod param;
 pub mod postfix;
 pub mod regex;
 pub mod structural_tag;
+pub mod tool_calls;
 
 pub use compile::{compile, CompileLimits, CompiledGrammar};
 pub use error::{Error, ErrorKind, Pos};

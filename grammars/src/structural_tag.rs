@@ -367,8 +367,14 @@ impl Builder {
                     _ => return Err(err(ErrorKind::Value, "json_schema style must be a string")),
                 };
                 let any_order = bool_field(o, "any_order")?;
-                let e = self.json(schema, style, any_order)?;
-                with_tail(e, tail)
+                if style.ends_with("_xml") && schema.get("properties").is_some() {
+                    // The trailing whitespace and the tail are one lexeme (a tail may start
+                    // with whitespace itself, as Qwen3-Coder's "\n</function>").
+                    self.xml(&strict_schema(schema), style, tail)?
+                } else {
+                    let e = self.json(schema, style, any_order)?;
+                    with_tail(e, tail)
+                }
             }
             "any_text" => {
                 let mut bad = str_list(o.get("excludes"), "any_text excludes")?;
@@ -724,7 +730,7 @@ impl Builder {
                     .grammar;
                 Ok(self.sub_grammar("json", g))
             }
-            "qwen_xml" | "minimax_xml" | "glm_xml" | "deepseek_xml" => self.xml(&strict, style),
+            "qwen_xml" | "minimax_xml" | "glm_xml" | "deepseek_xml" => self.xml(&strict, style, None),
             other => Err(err(
                 ErrorKind::Unsupported,
                 format!("json_schema style {other:?} is not supported (json, qwen_xml, minimax_xml, glm_xml, deepseek_xml)"),
@@ -735,7 +741,7 @@ impl Builder {
     /// XML-parameter styles: each property in declared order (optional ones may be left
     /// out) as `<open NAME>value<close>`, whitespace around; string values are raw text up
     /// to the close, other values JSON with whitespace around.
-    fn xml(&mut self, schema: &Value, style: &str) -> Result<Expr, Error> {
+    fn xml(&mut self, schema: &Value, style: &str, tail: Option<&[String]>) -> Result<Expr, Error> {
         let props = schema.get("properties").and_then(Value::as_object);
         let Some(props) = props else {
             // Not an object of properties: plain JSON for the schema.
@@ -766,18 +772,25 @@ impl Builder {
                     "</｜DSML｜parameter>".to_string(),
                 ),
             };
-            let mut item = vec![ws(), lit(&open)];
+            // Whitespace before a parameter and its open tag are one lexeme, so the lexer
+            // never has to decide early between more whitespace and what follows it.
+            let ws_star = || RegexSpec::Regex("[ \\n\\r\\t]*".into());
+            let mut open_rx = vec![ws_star(), RegexSpec::Literal(open)];
             if style == "glm_xml" {
-                item.push(ws());
-                item.push(lit("<arg_value>"));
+                open_rx.extend([ws_star(), RegexSpec::Literal("<arg_value>".into())]);
             }
+            let mut item = vec![Expr::Lexeme(RegexSpec::Concat(open_rx))];
             if is_string {
                 // Raw text up to the close tag, the close tag included.
                 let close = vec![close.clone()];
                 item.push(Expr::Lexeme(text_then(&close, &close, &[], None)));
             } else {
                 let v = self.json(sub, "json", false)?;
-                item.extend([ws(), v, ws(), lit(&close)]);
+                item.extend([
+                    ws(),
+                    v,
+                    Expr::Lexeme(RegexSpec::Concat(vec![ws_star(), RegexSpec::Literal(close)])),
+                ]);
             }
             let item = self.rule("param", Expr::Seq(item), RuleAttrs::default());
             if required.contains(&k.as_str()) {
@@ -786,7 +799,13 @@ impl Builder {
                 seq.push(Expr::Repeat { expr: Box::new(item), min: 0, max: Some(1) });
             }
         }
-        seq.push(ws());
+        match tail {
+            None => seq.push(ws()),
+            Some(t) => seq.push(Expr::Lexeme(RegexSpec::Concat(vec![
+                RegexSpec::Regex("[ \n\r\t]*".into()),
+                or_lits(t),
+            ]))),
+        }
         Ok(Expr::Seq(seq))
     }
 }

@@ -1,0 +1,203 @@
+//! Tool-call transcripts per model format, through structural tags built by
+//! `grammars::tool_calls::structural_tag`: accepted with free text around the calls;
+//! rejected with a schema-invalid argument, a wrong tool name, a missing end tag;
+//! `tool_choice: required` refuses plain text. The vocabulary is bytes plus the models'
+//! special tokens (as in their real tokenizers: `<|python_tag|>`, harmony's channel tokens,
+//! DeepSeek's tool tokens), so transcripts use the special tokens where a model emits them.
+
+use grammars::tool_calls::{structural_tag, Reasoning};
+use llguidance::{GrammarSource, ParserFactory, TokenId, Tokenizer};
+use serde_json::{json, Value};
+use toktrie::VocabBuilder;
+
+const SPECIALS: &[&str] = &[
+    "<|eos|>",
+    "<|python_tag|>",
+    "<|channel|>",
+    "<|message|>",
+    "<|constrain|>",
+    "<|call|>",
+    "<|start|>",
+    "<|end|>",
+    "<|return|>",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁calls▁end｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁call▁end｜>",
+    "<｜tool▁sep｜>",
+];
+
+fn factory() -> ParserFactory {
+    let mut b = VocabBuilder::new();
+    b.name("bytes+specials");
+    for i in 0..=255u8 {
+        b.token(TokenId(i as u32), &[i]).unwrap();
+    }
+    for (i, s) in SPECIALS.iter().enumerate() {
+        b.special(TokenId(256 + i as u32), s).unwrap();
+    }
+    b.eos(TokenId(256));
+    ParserFactory::new(Tokenizer::from_vocab(b.build().unwrap())).unwrap()
+}
+
+fn tools() -> Vec<Value> {
+    vec![
+        json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city"]}}}),
+        json!({"type": "function", "function": {"name": "search", "parameters": {
+            "type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}}}),
+    ]
+}
+
+/// Token ids for `text`: bytes, with the special tokens written by name where they occur.
+fn tokens(text: &str) -> Vec<TokenId> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    'outer: while !rest.is_empty() {
+        for (i, s) in SPECIALS.iter().enumerate().skip(1) {
+            if let Some(r) = rest.strip_prefix(s) {
+                out.push(TokenId(256 + i as u32));
+                rest = r;
+                continue 'outer;
+            }
+        }
+        let c = rest.chars().next().unwrap();
+        let mut buf = [0u8; 4];
+        out.extend(c.encode_utf8(&mut buf).bytes().map(|b| TokenId(b as u32)));
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+fn accepts(f: &ParserFactory, tag: &Value, text: &str) -> bool {
+    let mut m = f
+        .create_matcher(&GrammarSource::StructuralTag(tag.to_string()))
+        .unwrap_or_else(|e| panic!("{tag}: {e}"));
+    for t in tokens(text) {
+        let mask = m.compute_mask().unwrap();
+        if !mask.contains(t) || m.consume_token(t).is_err() {
+            return false;
+        }
+    }
+    m.is_accepting().unwrap()
+}
+
+/// (model, reasoning, accepted transcripts, rejected transcripts) with tool_choice auto.
+fn cases() -> Vec<(&'static str, Reasoning, Vec<&'static str>, Vec<&'static str>)> {
+    vec![
+        (
+            "qwen_3",
+            Reasoning::Disabled,
+            vec![
+                "Let me check.<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call> and <tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>done",
+                "plain text",
+            ],
+            vec![
+                "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"days\": 2}}\n</tool_call>",
+                "<tool_call>\n{\"name\": \"nope\", \"arguments\": {}}\n</tool_call>",
+                "<tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"x\"}}\n",
+            ],
+        ),
+        (
+            "qwen_3",
+            Reasoning::Enabled,
+            vec!["I should look.</think>\n\n<tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>"],
+            vec!["no end of thinking <tool_call>"],
+        ),
+        (
+            "qwen_3_coder",
+            Reasoning::Auto,
+            vec![
+                "<think>hm</think>\n\nOK <tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=days>3</parameter>\n</function>\n</tool_call>",
+                "just text",
+            ],
+            vec![
+                "<tool_call>\n<function=get_weather>\n<parameter=days>x</parameter>\n</function>\n</tool_call>",
+                "<tool_call>\n<function=nope>\n</function>\n</tool_call>",
+            ],
+        ),
+        (
+            "llama",
+            Reasoning::Disabled,
+            vec!["{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Rome\", \"days\": 1}}"],
+            vec!["{\"name\": \"get_weather\", \"parameters\": {\"town\": \"Rome\"}}"],
+        ),
+        (
+            "llama_python_tag",
+            Reasoning::Disabled,
+            vec!["Calling.<|python_tag|>{\"name\": \"search\", \"parameters\": {\"q\": \"rust\"}}"],
+            vec!["<|python_tag|>{\"name\": \"other\", \"parameters\": {}}"],
+        ),
+        (
+            "deepseek_r1",
+            Reasoning::Enabled,
+            vec!["thinking</think>Sure<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>search\n```json\n{\"q\": \"a\"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"b\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"],
+            vec!["thinking</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>search\n```json\n{\"q\": 1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"],
+        ),
+        (
+            "deepseek_v3_1",
+            Reasoning::Disabled,
+            vec!["<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>search<｜tool▁sep｜>{\"q\": \"a\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"],
+            vec!["<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>search<｜tool▁sep｜>{\"q\": \"a\"}<｜tool▁calls▁end｜>"],
+        ),
+        (
+            "mistral",
+            Reasoning::Disabled,
+            vec!["[TOOL_CALLS] [{\"name\": \"search\", \"arguments\": {\"q\": \"z\"}}]"],
+            vec!["[TOOL_CALLS] [{\"name\": \"search\", \"arguments\": {}}]"],
+        ),
+        (
+            "harmony",
+            Reasoning::Enabled,
+            vec![
+                "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather<|constrain|>json<|message|>{\"city\": \"Lima\"}<|call|>",
+                "<|channel|>final<|message|>Hello!<|return|>",
+            ],
+            vec![
+                "<|channel|>commentary to=functions.get_weather<|constrain|>json<|message|>{\"city\": 5}<|call|>",
+                "<|channel|>final<|message|>Hello!",
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn transcripts_per_model() {
+    let f = factory();
+    for (model, reasoning, good, bad) in cases() {
+        let tag = structural_tag(model, &tools(), &json!("auto"), reasoning, true).unwrap();
+        for t in good {
+            assert!(accepts(&f, &tag, t), "{model} {reasoning:?} should accept {t:?}");
+        }
+        for t in bad {
+            assert!(!accepts(&f, &tag, t), "{model} {reasoning:?} should reject {t:?}");
+        }
+    }
+}
+
+/// `required` refuses plain text and accepts a call first; a named choice allows only that
+/// function; `parallel_tool_calls: false` stops after one call; `none` allows no call.
+#[test]
+fn tool_choice_variants() {
+    let f = factory();
+    let call = "<tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>";
+    let required =
+        structural_tag("qwen_3", &tools(), &json!("required"), Reasoning::Disabled, true).unwrap();
+    assert!(!accepts(&f, &required, "plain text"));
+    assert!(!accepts(&f, &required, ""));
+    assert!(accepts(&f, &required, call));
+    let named = json!({"type": "function", "function": {"name": "get_weather"}});
+    let named = structural_tag("qwen_3", &tools(), &named, Reasoning::Disabled, true).unwrap();
+    assert!(!accepts(&f, &named, call));
+    let single =
+        structural_tag("qwen_3", &tools(), &json!("auto"), Reasoning::Disabled, false).unwrap();
+    assert!(accepts(&f, &single, call));
+    assert!(!accepts(&f, &single, &format!("{call}{call}")));
+    let none =
+        structural_tag("qwen_3", &tools(), &json!("none"), Reasoning::Disabled, true).unwrap();
+    assert!(accepts(&f, &none, "just words"));
+    assert!(!accepts(&f, &none, call));
+    let unknown = structural_tag("nope", &tools(), &json!("auto"), Reasoning::Disabled, true);
+    assert!(unknown.is_err());
+}
