@@ -1,5 +1,6 @@
 //! Tool calling through structural tags: compile time and mask times for tool sets of 10,
-//! 100 and 400 functions (the BFCL function schemas of ../shared/data/maskbench), Qwen 3
+//! 100 and 400 functions (the 384 BFCL function schemas of ../shared/data/maskbench, the
+//! first 16 again under new names to make 400), Qwen 3
 //! format (`<tool_call>` + JSON arguments), Llama-3.1 tokenizer
 //! (../shared/tokenizers/llama3.tokenizer.json). Needs ../shared; says so and exits when it
 //! is missing.
@@ -25,7 +26,7 @@ fn pct(v: &mut [f64], p: usize) -> f64 {
 }
 
 fn main() {
-    let shared = Path::new("../shared");
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
     let tok = shared.join("tokenizers/llama3.tokenizer.json");
     let dir = shared.join("data/maskbench");
     if !tok.exists() || !dir.exists() {
@@ -57,6 +58,12 @@ fn main() {
         if let Some(args) = valid.filter(|a| a.is_object()) {
             fns.push((name.clone(), params.clone(), args));
         }
+    }
+    // 384 distinct BFCL functions: the 400-tool set repeats the first ones under new names.
+    let base = fns.len();
+    for i in 0..400usize.saturating_sub(base) {
+        let (name, p, a) = fns[i % base.max(1)].clone();
+        fns.push((format!("{name}_v2"), p, a));
     }
     let out_dir = std::env::var_os("TOOL_TAG_DIR");
     println!(
