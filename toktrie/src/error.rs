@@ -21,6 +21,10 @@ pub enum ErrorKind {
     UnknownToken,
     /// Canonical tokenization is not available or failed.
     Tokenize,
+    /// A built-in tokenizer name that does not exist.
+    UnknownTokenizer,
+    /// What was asked needs a cargo feature of this crate that is off (`tiktoken`, `hf`).
+    FeatureDisabled,
 }
 
 impl Error {

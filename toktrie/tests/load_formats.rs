@@ -471,3 +471,21 @@ fn tokenizer_is_shareable() {
     std::thread::spawn(move || t2.tokenize("x").unwrap()).join().unwrap();
     assert_eq!(t.tokenize("x").unwrap(), ids(&[120]));
 }
+
+/// Error kinds callers branch on: an unknown built-in name, a built-in that needs a feature
+/// that is off, a file that is not there.
+#[test]
+fn error_kinds_of_builtins_and_files() {
+    let e = toktrie::Tokenizer::builtin("nope").unwrap_err();
+    assert_eq!(e.kind(), toktrie::ErrorKind::UnknownTokenizer, "{e}");
+    assert!(e.to_string().contains("bytes"), "{e}");
+    match toktrie::Tokenizer::builtin("o200k") {
+        Ok(t) => assert!(cfg!(feature = "tiktoken") && t.vocab().len() > 100_000),
+        Err(e) => {
+            assert!(!cfg!(feature = "tiktoken"));
+            assert_eq!(e.kind(), toktrie::ErrorKind::FeatureDisabled, "{e}");
+        }
+    }
+    let e = toktrie::Tokenizer::from_file("/nonexistent/tok.json").unwrap_err();
+    assert_eq!(e.kind(), toktrie::ErrorKind::Io, "{e}");
+}

@@ -142,10 +142,13 @@ pub fn builtin(name: &str) -> Result<Vocabulary, Error> {
         #[cfg(feature = "tiktoken")]
         Some(enc) => Ok(tiktoken::builtin_vocab(enc)?.0),
         #[cfg(not(feature = "tiktoken"))]
-        Some(enc) => Err(Error::format(format!(
-            "built-in tokenizer {:?} needs the `tiktoken` feature of toktrie (or load {}.tiktoken from a file)",
-            name, enc.name
-        ))),
+        Some(enc) => Err(Error::new(
+            ErrorKind::FeatureDisabled,
+            format!(
+                "built-in tokenizer {:?} needs the `tiktoken` feature of toktrie (or load {}.tiktoken from a file)",
+                name, enc.name
+            ),
+        )),
     }
 }
 
@@ -156,7 +159,7 @@ pub(crate) fn builtin_encoding(name: &str) -> Result<Option<&'static TiktokenEnc
         "o200k" | "o200k_base" => Ok(Some(&O200K_BASE)),
         "cl100k" | "cl100k_base" => Ok(Some(&CL100K_BASE)),
         _ => Err(Error::new(
-            ErrorKind::UnknownToken,
+            ErrorKind::UnknownTokenizer,
             format!(
                 "unknown built-in tokenizer {name:?}; built-in tokenizers are: {}",
                 BUILTIN_NAMES.join(", ")
