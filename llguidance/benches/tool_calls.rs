@@ -9,7 +9,7 @@
 //! call of a function with a valid argument instance from its BFCL file, free text) every
 //! mask, over 5 fresh decodes: p50 and p99, and the p50 inside the free text.
 //! `TOOL_TAG_DIR=DIR` also writes each structural tag to DIR/tools_N.json (for running
-//! the same tags through XGrammar).
+//! the same tags through XGrammar); `TOOL_TAG_SLOWEST=1` lists the slowest masks.
 //!
 //! Run: `cargo bench -p llguidance --bench tool_calls`.
 
@@ -101,6 +101,7 @@ fn main() {
         let toks = f.tokenizer().tokenize(&text).expect("tokenizes");
         let free_steps = f.tokenizer().tokenize(prefix).expect("tokenizes").len();
         let (mut masks, mut free) = (Vec::new(), Vec::new());
+        let mut slowest: Vec<(f64, usize)> = Vec::new();
         for _ in 0..5 {
             let mut m = f.create_matcher(&src).expect("compiles");
             for (i, &tok) in toks.iter().enumerate() {
@@ -108,11 +109,22 @@ fn main() {
                 let mask = m.compute_mask().expect("mask");
                 let us = t.elapsed().as_secs_f64() * 1e6;
                 masks.push(us);
+                slowest.push((us, i));
                 if i < free_steps {
                     free.push(us);
                 }
                 assert!(mask.contains(tok), "step {i}: the transcript's token is allowed");
                 m.consume_token(tok).expect("consumes");
+            }
+        }
+        if std::env::var_os("TOOL_TAG_SLOWEST").is_some() {
+            slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+            for &(us, i) in slowest.iter().take(5) {
+                let before =
+                    String::from_utf8_lossy(&f.tokenizer().vocab().decode(&toks[..i])).into_owned();
+                let tail: String =
+                    before.chars().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect();
+                println!("     slow: step {i} {us:.0} µs after …{tail:?}");
             }
         }
         println!(
