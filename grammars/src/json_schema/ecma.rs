@@ -395,32 +395,38 @@ fn fix_ranges(items: &str) -> String {
 
 /// The regex (string contents) of a `format`, or `None` if the format is unknown.
 /// RFC 3339 times with a leap second: `HH:MM:60` is valid where it is 23:59 UTC once the
-/// offset is applied (`15:59:60-08:00`, `23:29:60+23:30`, `23:59:60Z`). Exact, and small:
-/// the hour and minute relations between local time and offset are independent once the
-/// offset's sign and whether its minutes are 00 are known, so each case is the
-/// intersection of an hour relation (24 alternatives) and a minute relation (60), not the
-/// 1,440 local times spelled out (which made every `date-time` schema's first mask 50x
-/// slower to build).
+/// offset is applied (`15:59:60-08:00`, `23:29:60+23:30`, `23:59:60Z`). Exact and small:
+/// a shape regex intersected with relations between digit positions of the local time and
+/// of the offset (west: hour 23-hh, minute tens 5-t and units 9-u, independent; east with
+/// minutes: the same hour, minute one less; east at whole hours: hour one less, minute 59).
+/// Spelling out the 1,440 local times made every `date-time` schema's first mask 50x
+/// slower to build; relations over digit positions keep the regex to about 2 KB.
 fn leap_second_spec(frac: &str) -> RegexSpec {
-    let any_h = "(?:[01][0-9]|2[0-3])";
-    let any_m = "[0-5][0-9]";
+    let h = "(?:[01][0-9]|2[0-3])";
+    let m = "[0-5][0-9]";
+    let shape = |sign: &str| RegexSpec::Regex(format!("{h}:{m}:60{frac}{sign}{h}:{m}"));
     let alts = |v: Vec<String>| RegexSpec::Regex(format!("(?:{})", v.join("|")));
-    // East offset +hh:00: local time (hh-1 mod 24):59.
-    let east_whole =
-        alts((0..24).map(|h| format!(r"{:02}:59:60{frac}\+{h:02}:00", (h + 23) % 24)).collect());
-    // East offset +hh:mm, mm >= 1: local time hh:(mm-1).
-    let east = RegexSpec::And(vec![
-        alts(
-            (0..24)
-                .map(|h| format!(r"{h:02}:{any_m}:60{frac}\+{h:02}:(?:0[1-9]|[1-5][0-9])"))
-                .collect(),
-        ),
-        alts((1..60).map(|m| format!(r"{any_h}:{:02}:60{frac}\+{any_h}:{m:02}", m - 1)).collect()),
-    ]);
-    // West offset -hh:mm: local time (23-hh):(59-mm).
+    // Positions: local HH = 0..2, MM = 3..5; after the sign, hh = 0..2, mm = 3..5.
     let west = RegexSpec::And(vec![
-        alts((0..24).map(|h| format!("{:02}:{any_m}:60{frac}-{h:02}:{any_m}", 23 - h)).collect()),
-        alts((0..60).map(|m| format!("{any_h}:{:02}:60{frac}-{any_h}:{m:02}", 59 - m)).collect()),
+        shape("-"),
+        alts((0..24).map(|x| format!("{:02}[^-]*-{x:02}.*", 23 - x)).collect()),
+        alts((0..6).map(|t| format!(".{{3}}{}[^-]*-.{{3}}{t}.", 5 - t)).collect()),
+        alts((0..10).map(|u| format!(".{{4}}{}[^-]*-.{{4}}{u}", 9 - u)).collect()),
+    ]);
+    let east_whole =
+        alts((0..24).map(|x| format!(r"{:02}:59:60{frac}\+{x:02}:00", (x + 23) % 24)).collect());
+    let east = RegexSpec::And(vec![
+        shape(r"\+"),
+        alts((0..24).map(|x| format!(r"{x:02}[^+]*\+{x:02}.*")).collect()),
+        RegexSpec::Or(vec![
+            // Minute units 1-9: same tens, units one less.
+            RegexSpec::And(vec![
+                alts((0..6).map(|t| format!(r".{{3}}{t}[^+]*\+.{{3}}{t}.")).collect()),
+                alts((1..10).map(|u| format!(r".{{4}}{}[^+]*\+.{{4}}{u}", u - 1)).collect()),
+            ]),
+            // Minute units 0 (tens 1-5): tens one less, units 9.
+            alts((1..6).map(|t| format!(r".{{3}}{}9[^+]*\+.{{3}}{t}0", t - 1)).collect()),
+        ]),
     ]);
     let utc = RegexSpec::Regex(format!("23:59:60{frac}[Zz]"));
     RegexSpec::Or(vec![utc, east_whole, east, west])
