@@ -613,7 +613,7 @@ impl Lowering<'_> {
     /// with the same parameter.
     fn tsym(&mut self, gi: usize, e: &Expr, depth: usize) -> Result<TemplateSym, Error> {
         self.check_depth(depth)?;
-        if !depends_on_param(e) {
+        if !e.uses_param() {
             return Ok(TemplateSym::Sym(self.sym(gi, e, depth + 1)?));
         }
         let same: ParamMap = Arc::new(|p| p);
@@ -840,26 +840,6 @@ impl Lowering<'_> {
             }
         })
     }
-}
-
-/// Whether an expression depends on the enclosing rule's parameter.
-fn depends_on_param(e: &Expr) -> bool {
-    let mut stack = vec![e];
-    while let Some(e) = stack.pop() {
-        match e {
-            Expr::Seq(xs) | Expr::Alt(xs) => stack.extend(xs),
-            Expr::Repeat { expr, .. } => stack.push(expr),
-            Expr::Call { arg, .. } if arg.uses_param() => return true,
-            Expr::If { cond, expr } => {
-                if cond.uses_param() {
-                    return true;
-                }
-                stack.push(expr);
-            }
-            _ => {}
-        }
-    }
-    false
 }
 
 /// A skip regex in a form where equal languages written alike compare equal (`[ \t]` and

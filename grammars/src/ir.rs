@@ -112,6 +112,29 @@ pub enum Expr {
     },
 }
 
+impl Expr {
+    /// Whether the expression depends on the enclosing rule's parameter (a call with a
+    /// non-constant parameter, or a condition other than `true`).
+    pub fn uses_param(&self) -> bool {
+        let mut stack = vec![self];
+        while let Some(e) = stack.pop() {
+            match e {
+                Expr::Seq(xs) | Expr::Alt(xs) => stack.extend(xs),
+                Expr::Repeat { expr, .. } => stack.push(expr),
+                Expr::Call { arg, .. } if arg.uses_param() => return true,
+                Expr::If { cond, expr } => {
+                    if cond.uses_param() {
+                        return true;
+                    }
+                    stack.push(expr);
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+}
+
 /// A special-token terminal.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

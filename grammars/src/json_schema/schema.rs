@@ -1109,6 +1109,18 @@ impl<'a> Ctx<'a> {
                         "anyOf" => (*self.normalize(&SExpr::Any(es))?).clone(),
                         _ => self.one_of(&es)?,
                     };
+                    if node_is_nothing(&node) && !a.is_empty() && self.unsat.len() < 8 {
+                        let at = if loc.is_empty() { "/" } else { loc };
+                        let why = match kw {
+                            "allOf" => {
+                                format!("the schemas of `allOf` at {at} have no value in common")
+                            }
+                            _ => format!("no schema of `{kw}` at {at} has a valid value"),
+                        };
+                        if !self.unsat.contains(&why) {
+                            self.unsat.push(why);
+                        }
+                    }
                     applied.push((ki, node));
                 }
                 "not" => {
@@ -1436,6 +1448,17 @@ pub(crate) fn union_into(a: Node, b: &Node) -> Result<Node, Error> {
             _ => None,
         },
     })
+}
+
+/// Whether a node has no instance at all (no kind of value left).
+fn node_is_nothing(n: &Node) -> bool {
+    !n.null
+        && !n.t
+        && !n.f
+        && n.num.rx.is_nothing()
+        && n.str_.is_nothing()
+        && n.arr.is_empty()
+        && n.obj.is_empty()
 }
 
 /// Which kind of instances a contradiction in one schema object rules out.

@@ -1024,7 +1024,7 @@ impl P<'_> {
         let mut out_rules = Vec::new();
         for d in &rules {
             let body = self.rule_expr(&d.body, &rule_names, &resolved, 0)?;
-            let uses = uses_param(&body);
+            let uses = body.uses_param();
             if d.param && !uses {
                 return Err(self.err(
                     ErrorKind::Value,
@@ -1195,27 +1195,6 @@ impl P<'_> {
             LExpr::Not(..) => Expr::Lexeme(self.term_regex(e, resolved)?),
         })
     }
-}
-
-/// Whether a rule body depends on the rule's parameter (a call with a non-constant
-/// parameter, or a condition other than `true`).
-fn uses_param(e: &Expr) -> bool {
-    let mut stack = vec![e];
-    while let Some(e) = stack.pop() {
-        match e {
-            Expr::Seq(xs) | Expr::Alt(xs) => stack.extend(xs),
-            Expr::Repeat { expr, .. } => stack.push(expr),
-            Expr::Call { arg, .. } if arg.uses_param() => return true,
-            Expr::If { cond, expr } => {
-                if cond.uses_param() {
-                    return true;
-                }
-                stack.push(expr);
-            }
-            _ => {}
-        }
-    }
-    false
 }
 
 fn term_refs(e: &LExpr, out: &mut Vec<(String, usize)>) {
