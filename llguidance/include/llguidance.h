@@ -114,7 +114,8 @@ size_t llg_factory_mask_words(const LlgFactory *factory);
 /* ---- Matchers ----------------------------------------------------------------------- */
 
 /* A matcher for a grammar given as text in a format: "lark", "json" (JSON Schema), "regex",
- * "gbnf" or "ir" (the grammar IR as JSON). NULL on error (message, with line:column for
+ * "gbnf", "ir" (the grammar IR as JSON) or "structural_tag" (XGrammar's structural tags,
+ * for tool calling). NULL on error (message, with line:column for
  * grammar errors, in err_buf). Free with llg_matcher_free. */
 LlgMatcher *llg_matcher_new(const LlgFactory *factory, const char *format,
                             const char *grammar, char *err_buf, size_t err_len);

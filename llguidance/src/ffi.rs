@@ -355,7 +355,8 @@ pub unsafe extern "C" fn llg_factory_mask_words(factory: *const LlgFactory) -> u
     unsafe { llg_factory_vocab_size(factory) }.div_ceil(32)
 }
 
-/// A matcher for a grammar in `format` (`"lark"`, `"json"`, `"regex"`, `"gbnf"`, `"ir"`).
+/// A matcher for a grammar in `format` (`"lark"`, `"json"`, `"regex"`, `"gbnf"`, `"ir"`,
+/// `"structural_tag"`).
 /// Returns null on error, with the message in `err_buf`.
 ///
 /// # Safety

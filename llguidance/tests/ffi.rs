@@ -23,8 +23,13 @@ fn vocab_init(cb: LlgTokenizeFn, ptrs: &[*const u8], lens: &[u32], special: &[u8
     }
 }
 
-/// Creates a factory over TOKENS and a matcher for `grammar`.
+/// Creates a factory over TOKENS and a matcher for `grammar` (Lark).
 fn matcher(cb: LlgTokenizeFn, grammar: &CStr) -> *mut LlgMatcher {
+    matcher_in(cb, c"lark", grammar)
+}
+
+/// Creates a factory over TOKENS and a matcher for `grammar` in `format`.
+fn matcher_in(cb: LlgTokenizeFn, format: &CStr, grammar: &CStr) -> *mut LlgMatcher {
     let ptrs: Vec<*const u8> = TOKENS.iter().map(|t| t.as_ptr()).collect();
     let lens: Vec<u32> = TOKENS.iter().map(|t| t.len() as u32).collect();
     let special = [0, 0, 0, 0, 0, 1u8];
@@ -37,7 +42,7 @@ fn matcher(cb: LlgTokenizeFn, grammar: &CStr) -> *mut LlgMatcher {
     assert!(!f.is_null(), "{msg:?}");
     // SAFETY: `f` is a live factory; the strings are NUL-terminated.
     let m = unsafe {
-        llg_matcher_new(f, c"lark".as_ptr(), grammar.as_ptr(), err.as_mut_ptr(), err.len())
+        llg_matcher_new(f, format.as_ptr(), grammar.as_ptr(), err.as_mut_ptr(), err.len())
     };
     // SAFETY: `f` is live and freed once; the matcher keeps what it needs.
     unsafe { llg_factory_free(f) };
@@ -149,4 +154,21 @@ fn error_buffer_truncates_at_char_boundary() {
     let msg = unsafe { CStr::from_ptr(err.as_ptr()) };
     assert!(msg.to_bytes().len() <= 5);
     assert!(msg.to_str().is_ok(), "valid UTF-8 after truncation: {msg:?}");
+}
+
+/// Structural tags through the C API (format "structural_tag").
+#[test]
+fn structural_tag_through_the_c_api() {
+    let tag = c"{\"type\": \"structural_tag\", \"format\": {\"type\": \"tag\", \"begin\": \"ab\", \"content\": {\"type\": \"any_text\"}, \"end\": \"c\"}}";
+    let m = matcher_in(None, c"structural_tag", tag);
+    // SAFETY: `m` is live.
+    assert_eq!(unsafe { llg_matcher_consume_token(m, 2) }, 0, "ab");
+    // SAFETY: `m` is live.
+    assert_eq!(unsafe { llg_matcher_is_accepting(m) }, 0, "not accepting before the end");
+    // SAFETY: `m` is live.
+    assert_eq!(unsafe { llg_matcher_consume_token(m, 4) }, 0, "c");
+    // SAFETY: `m` is live.
+    assert_eq!(unsafe { llg_matcher_is_accepting(m) }, 1, "accepting after the end");
+    // SAFETY: `m` is live and freed once.
+    unsafe { llg_matcher_free(m) };
 }
