@@ -797,6 +797,13 @@ impl Lowering<'_> {
             SpecialToken::AnyTokenExcept(inner) => {
                 Ok(all_tokens_but(self.special_ranges(inner)?, vocab))
             }
+            SpecialToken::AnyTokenExceptAll(list) => {
+                let mut ranges = Vec::new();
+                for t in list {
+                    ranges.extend(self.special_ranges(t)?);
+                }
+                Ok(all_tokens_but(ranges, vocab))
+            }
         }
     }
 

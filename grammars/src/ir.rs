@@ -153,6 +153,9 @@ pub enum SpecialToken {
     /// Any single token, regular or special, except these and EOS: GBNF `!<[id]>`,
     /// `!<name>`.
     AnyTokenExcept(Box<SpecialToken>),
+    /// Any single token, regular or special, except those of every one of these and EOS
+    /// (structural tags' `exclude_tokens`).
+    AnyTokenExceptAll(Vec<SpecialToken>),
 }
 
 /// Rule attributes.

@@ -9,9 +9,9 @@
 //! (styles `json`, `qwen_xml`, `minimax_xml`, `glm_xml`, `deepseek_xml`; `any_order`),
 //! `any_text` (`excludes`, `max_chars`), `token`, `exclude_token`, `any_tokens`, `sequence`,
 //! `or`, `optional`, `plus`, `star`, `repeat`, `tag`, `triggered_tags`, `tags_with_separator`,
-//! `dispatch`, and untyped format objects whose type follows from their fields, as XGrammar
-//! infers it. `token_triggered_tags`, `token_dispatch` and the other XML styles are errors
-//! naming them (never a looser grammar).
+//! `dispatch`, `token_triggered_tags`, `token_dispatch` (tokens by id, or by name for special
+//! tokens), and untyped format objects whose type follows from their fields, as XGrammar
+//! infers it. The other XML styles are errors naming them (never a looser grammar).
 //!
 //! # Free text
 //!
@@ -117,6 +117,8 @@ fn err(kind: ErrorKind, msg: impl Into<String>) -> Error {
 #[derive(Clone, Debug, Default)]
 struct Ctx {
     ends: Vec<String>,
+    /// The nearest tag's end when it is a token: token-level free formats exclude it.
+    end_tokens: Vec<SpecialToken>,
 }
 
 struct Builder {
@@ -395,7 +397,9 @@ impl Builder {
                 with_tail(Expr::Special(t), tail)
             }
             "exclude_token" | "any_tokens" => {
-                let ex = o.get("exclude_tokens").map(tokens_of).transpose()?.unwrap_or_default();
+                let mut ex =
+                    o.get("exclude_tokens").map(tokens_of).transpose()?.unwrap_or_default();
+                ex.extend(ctx.end_tokens.iter().cloned());
                 let one = Expr::Special(except_tokens(ex));
                 let e = if ty == "any_tokens" {
                     Expr::Repeat { expr: Box::new(one), min: 0, max: None }
@@ -501,11 +505,28 @@ impl Builder {
                 // dispatch gets no end detection from an enclosing tag.
                 self.dispatch_text(groups, &excl, lp, tail)?
             }
-            other @ ("token_triggered_tags" | "token_dispatch") => {
-                return Err(err(
-                    ErrorKind::Unsupported,
-                    format!("structural tag format {other:?} is not supported"),
-                ))
+            "token_triggered_tags" => with_tail(self.token_triggered_tags(o, ctx, depth)?, tail),
+            "token_dispatch" => {
+                let rules = field("rules")?.as_array().ok_or_else(|| {
+                    err(ErrorKind::Value, "token_dispatch format's rules must be an array")
+                })?;
+                let mut groups = Vec::new();
+                for r in rules {
+                    let pair = r.as_array().filter(|p| p.len() == 2).ok_or_else(|| {
+                        err(ErrorKind::Value, "a token_dispatch rule is a [token, format] pair")
+                    })?;
+                    groups.push((token_ref(&pair[0])?, vec![sub(self, &pair[1], None)?]));
+                }
+                let mut excl =
+                    o.get("exclude_tokens").map(tokens_of).transpose()?.unwrap_or_default();
+                excl.extend(ctx.end_tokens.iter().cloned());
+                let lp = match o.get("loop") {
+                    None => true,
+                    Some(v) => v
+                        .as_bool()
+                        .ok_or_else(|| err(ErrorKind::Value, "loop must be a boolean"))?,
+                };
+                with_tail(token_dispatch(groups, excl, lp), tail)
             }
             other => {
                 return Err(err(ErrorKind::Value, format!("format type not recognized: {other}")))
@@ -546,7 +567,8 @@ impl Builder {
                     t.get("token")
                         .ok_or_else(|| err(ErrorKind::Value, "a token end needs \"token\""))?,
                 )?;
-                let c = self.format(content, &Ctx::default(), None, depth + 1)?;
+                let ctx = Ctx { ends: vec![], end_tokens: vec![tok.clone()] };
+                let c = self.format(content, &ctx, None, depth + 1)?;
                 return Ok(Expr::Seq(vec![begin, c, Expr::Special(tok)]));
             }
             _ => return Err(err(ErrorKind::Value, "tag format must have an end field")),
@@ -558,7 +580,7 @@ impl Builder {
                 "when the content is unlimited, at least one end string must be non-empty",
             ));
         }
-        let ctx = Ctx { ends: nonempty.clone() };
+        let ctx = Ctx { ends: nonempty.clone(), end_tokens: vec![] };
         let body = if ends.iter().any(|e| e.is_empty()) {
             // An optional end: the content with one of the other ends, or with none.
             let open = self.format(content, &ctx, None, depth + 1)?;
@@ -679,6 +701,68 @@ impl Builder {
                 Expr::Seq(vec![first, rest])
             }
             (false, lp) => self.dispatch_text(groups, &excl, !lp, tail)?,
+        })
+    }
+
+    /// `token_triggered_tags`: any tokens but the triggers (and excludes) between tags, a
+    /// trigger token starting the tag whose begin it is.
+    fn token_triggered_tags(
+        &mut self,
+        o: &Map<String, Value>,
+        ctx: &Ctx,
+        depth: usize,
+    ) -> Result<Expr, Error> {
+        let triggers = o
+            .get("trigger_tokens")
+            .map(tokens_of)
+            .transpose()?
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                err(
+                    ErrorKind::Value,
+                    "token triggered tags format's trigger_tokens must be non-empty",
+                )
+            })?;
+        let tags =
+            o.get("tags").and_then(Value::as_array).filter(|a| !a.is_empty()).ok_or_else(|| {
+                err(ErrorKind::Value, "token triggered tags format's tags must be non-empty")
+            })?;
+        let mut excl = o.get("exclude_tokens").map(tokens_of).transpose()?.unwrap_or_default();
+        excl.extend(ctx.end_tokens.iter().cloned());
+        let mut groups: Vec<(SpecialToken, Vec<Expr>)> =
+            triggers.iter().map(|t| (t.clone(), vec![])).collect();
+        let mut full = Vec::new();
+        for t in tags {
+            let to = tag_object(t)?;
+            let begin = to
+                .get("begin")
+                .and_then(|b| b.get("token"))
+                .map(token_ref)
+                .transpose()?
+                .ok_or_else(|| err(ErrorKind::Value, "token triggered tags need token begins"))?;
+            let i = groups.iter().position(|(t, _)| *t == begin).ok_or_else(|| {
+                err(
+                    ErrorKind::Value,
+                    "one tag does not match any trigger token in a token triggered tags format",
+                )
+            })?;
+            let mut rest = to.clone();
+            rest.insert("begin".into(), Value::String(String::new()));
+            groups[i].1.push(self.tag(&rest, depth + 1)?);
+            full.push(self.tag(to, depth + 1)?);
+        }
+        let at_least_one = bool_field(o, "at_least_one")?;
+        let stop_after_first = bool_field(o, "stop_after_first")?;
+        let mut free_ex = triggers.clone();
+        free_ex.extend(excl.iter().cloned());
+        let groups: Vec<(SpecialToken, Vec<Expr>)> = groups;
+        Ok(match (at_least_one, stop_after_first) {
+            (true, true) => Expr::Alt(full),
+            (true, false) => {
+                let first = self.rule("first_tag", Expr::Alt(full), RuleAttrs::default());
+                Expr::Seq(vec![first, token_dispatch_with(groups, free_ex, true)])
+            }
+            (false, lp) => token_dispatch_with(groups, free_ex, !lp),
         })
     }
 
@@ -810,6 +894,40 @@ impl Builder {
     }
 }
 
+/// `token_dispatch`: any tokens but the patterns (and excludes); a pattern token is
+/// followed by its format.
+fn token_dispatch(
+    groups: Vec<(SpecialToken, Vec<Expr>)>,
+    excl: Vec<SpecialToken>,
+    lp: bool,
+) -> Expr {
+    let mut free_ex: Vec<SpecialToken> = groups.iter().map(|(t, _)| t.clone()).collect();
+    free_ex.extend(excl);
+    token_dispatch_with(groups, free_ex, lp)
+}
+
+/// Tokens other than `free_ex` freely; a group's token starts its alternatives; with `lp`
+/// repeatedly, else at most once and nothing after it.
+fn token_dispatch_with(
+    groups: Vec<(SpecialToken, Vec<Expr>)>,
+    free_ex: Vec<SpecialToken>,
+    lp: bool,
+) -> Expr {
+    let free =
+        Expr::Repeat { expr: Box::new(Expr::Special(except_tokens(free_ex))), min: 0, max: None };
+    let step = Expr::Alt(
+        groups
+            .into_iter()
+            .map(|(t, g)| Expr::Seq(vec![free.clone(), Expr::Special(t), Expr::Alt(g)]))
+            .collect(),
+    );
+    if lp {
+        Expr::Seq(vec![Expr::Repeat { expr: Box::new(step), min: 0, max: None }, free])
+    } else {
+        Expr::Alt(vec![free, step])
+    }
+}
+
 /// Whether a format's content is unlimited text (XGrammar's check for tags with only empty
 /// ends): `any_text` or `triggered_tags` anywhere inside, not under a nested tag.
 fn unlimited(f: &Value) -> bool {
@@ -865,20 +983,10 @@ fn tokens_of(v: &Value) -> Result<Vec<SpecialToken>, Error> {
 
 /// One token other than these (and EOS).
 fn except_tokens(ex: Vec<SpecialToken>) -> SpecialToken {
-    let mut ids = Vec::new();
-    let mut names = Vec::new();
-    for t in ex {
-        match t {
-            SpecialToken::Ids(r) => ids.extend(r),
-            other => names.push(other),
-        }
-    }
-    match (ids.is_empty(), names.len()) {
-        (true, 0) => SpecialToken::Any,
-        (false, 0) => SpecialToken::NotIds(ids),
-        (true, 1) => SpecialToken::AnyTokenExcept(Box::new(names.pop().expect("one"))),
-        // Several names: resolved one at a time is not expressible here; by ids only.
-        _ => SpecialToken::AnyTokenExcept(Box::new(names.pop().expect("a name"))),
+    if ex.is_empty() {
+        SpecialToken::Any
+    } else {
+        SpecialToken::AnyTokenExceptAll(ex)
     }
 }
 
