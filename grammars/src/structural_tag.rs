@@ -223,6 +223,27 @@ fn then_delims(bad: &[String], delims: &[String], excl: &[String], max_chars: Op
     Expr::Alt(vec![text, Expr::Seq(vec![free, Expr::Alt(toks)])])
 }
 
+/// A dispatch format's `rules`: `[pattern, format]` pairs.
+fn rule_pairs<'v>(rules: &'v Value, ty: &str) -> Result<Vec<(&'v Value, &'v Value)>, Error> {
+    rules
+        .as_array()
+        .ok_or_else(|| err(ErrorKind::Value, format!("{ty} format's rules must be an array")))?
+        .iter()
+        .map(|r| match r.as_array().map(Vec::as_slice) {
+            Some([p, f]) => Ok((p, f)),
+            _ => Err(err(ErrorKind::Value, format!("a {ty} rule is a [pattern, format] pair"))),
+        })
+        .collect()
+}
+
+/// A dispatch format's `loop` (default true).
+fn loop_flag(o: &Map<String, Value>) -> Result<bool, Error> {
+    match o.get("loop") {
+        None => Ok(true),
+        Some(v) => v.as_bool().ok_or_else(|| err(ErrorKind::Value, "loop must be a boolean")),
+    }
+}
+
 fn str_list(v: Option<&Value>, what: &str) -> Result<Vec<String>, Error> {
     match v {
         None | Some(Value::Null) => Ok(vec![]),
@@ -482,51 +503,27 @@ impl Builder {
                 with_tail(e, tail)
             }
             "dispatch" => {
-                let rules = field("rules")?.as_array().ok_or_else(|| {
-                    err(ErrorKind::Value, "dispatch format's rules must be an array")
-                })?;
                 let mut groups = Vec::new();
-                for r in rules {
-                    let pair = r.as_array().filter(|p| p.len() == 2).ok_or_else(|| {
-                        err(ErrorKind::Value, "a dispatch rule is a [pattern, format] pair")
-                    })?;
-                    let pat = pair[0].as_str().filter(|p| !p.is_empty()).ok_or_else(|| {
+                for (pat, f) in rule_pairs(field("rules")?, &ty)? {
+                    let pat = pat.as_str().filter(|p| !p.is_empty()).ok_or_else(|| {
                         err(ErrorKind::Value, "a dispatch pattern must be a non-empty string")
                     })?;
-                    groups.push((pat.to_string(), vec![sub(self, &pair[1], None)?]));
+                    groups.push((pat.to_string(), vec![sub(self, f, None)?]));
                 }
                 let excl = str_list(o.get("excludes"), "dispatch excludes")?;
-                let lp = match o.get("loop") {
-                    None => true,
-                    Some(v) => v
-                        .as_bool()
-                        .ok_or_else(|| err(ErrorKind::Value, "loop must be a boolean"))?,
-                };
                 // dispatch gets no end detection from an enclosing tag.
-                self.dispatch_text(groups, &excl, lp, tail)?
+                self.dispatch_text(groups, &excl, loop_flag(o)?, tail)?
             }
             "token_triggered_tags" => with_tail(self.token_triggered_tags(o, ctx, depth)?, tail),
             "token_dispatch" => {
-                let rules = field("rules")?.as_array().ok_or_else(|| {
-                    err(ErrorKind::Value, "token_dispatch format's rules must be an array")
-                })?;
                 let mut groups = Vec::new();
-                for r in rules {
-                    let pair = r.as_array().filter(|p| p.len() == 2).ok_or_else(|| {
-                        err(ErrorKind::Value, "a token_dispatch rule is a [token, format] pair")
-                    })?;
-                    groups.push((token_ref(&pair[0])?, vec![sub(self, &pair[1], None)?]));
+                for (tok, f) in rule_pairs(field("rules")?, &ty)? {
+                    groups.push((token_ref(tok)?, vec![sub(self, f, None)?]));
                 }
                 let mut excl =
                     o.get("exclude_tokens").map(tokens_of).transpose()?.unwrap_or_default();
                 excl.extend(ctx.end_tokens.iter().cloned());
-                let lp = match o.get("loop") {
-                    None => true,
-                    Some(v) => v
-                        .as_bool()
-                        .ok_or_else(|| err(ErrorKind::Value, "loop must be a boolean"))?,
-                };
-                with_tail(token_dispatch(groups, excl, lp), tail)
+                with_tail(token_dispatch(groups, excl, loop_flag(o)?), tail)
             }
             other => {
                 return Err(err(ErrorKind::Value, format!("format type not recognized: {other}")))
