@@ -625,35 +625,65 @@ impl Lowering<'_> {
                 Ok(TemplateSym::Call(t, f))
             }
             Expr::Seq(_) | Expr::Alt(_) | Expr::If { .. } => {
-                self.fresh += 1;
-                let t = self.b.template(&format!("group#{}", self.fresh));
+                let t = self.fresh_template("group");
                 self.lower_template(gi, e, t, depth + 1)?;
                 Ok(TemplateSym::Call(t, same))
             }
             Expr::Repeat { expr, min, max } => {
-                self.fresh += 1;
-                let t = self.b.template(&format!("repeat#{}", self.fresh));
+                if max.is_some_and(|n| n < *min) {
+                    return Err(Error::new(
+                        ErrorKind::Value,
+                        format!("bad repeat range {{{min},{}}}", max.unwrap_or(0)),
+                    ));
+                }
+                let bound = max.unwrap_or(*min);
+                if bound > self.limits.max_repeat {
+                    return Err(Error::new(
+                        ErrorKind::Limit,
+                        format!(
+                            "repeat bound {bound} is above the limit {}",
+                            self.limits.max_repeat
+                        ),
+                    ));
+                }
                 let x = self.tsym(gi, expr, depth + 1)?;
-                let me = TemplateSym::Call(t, same.clone());
-                let alts: Vec<Vec<TemplateSym>> = match (min, max) {
-                    (0, Some(1)) => vec![vec![], vec![x]],
-                    (0, None) => vec![vec![], vec![me, x]],
-                    (1, None) => vec![vec![x.clone()], vec![me, x]],
-                    _ => {
-                        return Err(Error::new(
-                            ErrorKind::Unsupported,
-                            "counted repeats {m,n} around a parametric call are not supported \
-                             (use ?, * or +, or a parametric counter)",
-                        ))
+                // The tail after the `min` copies: `x*` (left-recursive), or up to `max - min`
+                // more as a chain `opt_k := "" | x opt_(k-1)`.
+                let tail = match max {
+                    None => {
+                        let t = self.fresh_template("repeat");
+                        let me = TemplateSym::Call(t, same.clone());
+                        self.b.template_alt(t, TemplateAlt { cond: None, rhs: vec![] });
+                        self.b
+                            .template_alt(t, TemplateAlt { cond: None, rhs: vec![me, x.clone()] });
+                        Some(TemplateSym::Call(t, same.clone()))
+                    }
+                    Some(n) => {
+                        let mut next: Option<TemplateSym> = None;
+                        for _ in *min..*n {
+                            let t = self.fresh_template("upto");
+                            self.b.template_alt(t, TemplateAlt { cond: None, rhs: vec![] });
+                            let mut rhs = vec![x.clone()];
+                            rhs.extend(next.take());
+                            self.b.template_alt(t, TemplateAlt { cond: None, rhs });
+                            next = Some(TemplateSym::Call(t, same.clone()));
+                        }
+                        next
                     }
                 };
-                for rhs in alts {
-                    self.b.template_alt(t, TemplateAlt { cond: None, rhs });
-                }
+                let t = self.fresh_template("repeat");
+                let mut rhs = vec![x; *min as usize];
+                rhs.extend(tail);
+                self.b.template_alt(t, TemplateAlt { cond: None, rhs });
                 Ok(TemplateSym::Call(t, same))
             }
             _ => Ok(TemplateSym::Sym(self.sym(gi, e, depth + 1)?)),
         }
+    }
+
+    fn fresh_template(&mut self, hint: &str) -> TemplateIdx {
+        self.fresh += 1;
+        self.b.template(&format!("{hint}#{}", self.fresh))
     }
 
     fn empty_sym(&mut self) -> SymIdx {
