@@ -205,6 +205,10 @@ impl<L: Lexer> Parser<L> {
             // each the parent of the next, so when a row enters two or more, the one before
             // the last may lend its skip (`"<" (%json{A} | %json{B})` allows whitespace
             // after "<"; one %json alone does not); then the grammars around G.
+            // With one class there is nothing else to lend a skip: no scan of the row.
+            if classes.len() == 1 {
+                continue;
+            }
             let entered = self.chart.entered_classes(&self.cfg, r);
             let before_last = entered.len().saturating_sub(1);
             let found = entered[..before_last]
