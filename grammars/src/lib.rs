@@ -32,6 +32,7 @@ pub mod postfix;
 pub mod regex;
 pub mod structural_tag;
 pub mod tool_calls;
+pub mod top_level;
 
 pub use compile::{compile, CompileLimits, CompiledGrammar};
 pub use error::{Error, ErrorKind, Pos};

@@ -45,6 +45,9 @@ pub enum GrammarSource {
     /// XGrammar's structural tag (JSON): `{"type": "structural_tag", "format": {...}}` or
     /// the legacy `structures` + `triggers` form.
     StructuralTag(String),
+    /// LLGuidance's grammar string: its top-level grammar JSON (`{"grammars": [...],
+    /// "max_tokens": n}`, [`grammars::top_level`]) when it starts with `{`, else Lark.
+    LlGuidance(String),
 }
 
 impl GrammarSource {
@@ -58,11 +61,12 @@ impl GrammarSource {
             "gbnf" => GrammarSource::Gbnf(text),
             "ir" => GrammarSource::Ir(text),
             "structural_tag" | "structural-tag" => GrammarSource::StructuralTag(text),
+            "llguidance" => GrammarSource::LlGuidance(text),
             f => {
                 return Err(Error::new(
                     ErrorKind::Usage,
                     format!(
-                        "unknown grammar format {f:?} (lark, json, regex, gbnf, ir, structural_tag)"
+                        "unknown grammar format {f:?} (lark, json, regex, gbnf, ir, structural_tag, llguidance)"
                     ),
                 ))
             }
@@ -103,6 +107,10 @@ impl GrammarSource {
                 GrammarSet { grammars: vec![grammars::json_schema::compile_schema(&v)?] }
             }
             GrammarSource::StructuralTag(s) => grammars::structural_tag::parse(s)?,
+            GrammarSource::LlGuidance(s) if grammars::top_level::looks_like_json(s) => {
+                grammars::top_level::parse(s)?.set
+            }
+            GrammarSource::LlGuidance(s) => grammars::lark::parse(s)?,
             GrammarSource::Ir(s) => serde_json::from_str(s)
                 .map_err(|e| Error::new(ErrorKind::Grammar, format!("bad grammar IR: {e}")))?,
         })
@@ -161,6 +169,25 @@ impl ParserFactory {
                 slices: s.slices.clone(),
             }),
         }
+    }
+
+    /// The same factory with other compile limits.
+    pub fn with_compile_limits(&self, limits: CompileLimits) -> ParserFactory {
+        let s = &self.shared;
+        ParserFactory {
+            shared: Arc::new(Shared {
+                tokenizer: s.tokenizer.clone(),
+                trie: s.trie.clone(),
+                limits,
+                engine: s.engine,
+                slices: s.slices.clone(),
+            }),
+        }
+    }
+
+    /// The compile limits.
+    pub fn compile_limits(&self) -> &CompileLimits {
+        &self.shared.limits
     }
 
     /// The same factory with vocabulary slicing on or off (default on). Masks are the same
@@ -280,7 +307,13 @@ impl ParserFactory {
             _ => {}
         }
         let g = self.compile(source)?;
-        self.matcher_for(g)
+        let mut m = self.matcher_for(g)?;
+        if let GrammarSource::LlGuidance(s) = source {
+            if grammars::top_level::looks_like_json(s) {
+                m.set_max_tokens(grammars::top_level::parse(s)?.max_tokens);
+            }
+        }
+        Ok(m)
     }
 
     /// A matcher for a compiled grammar.

@@ -36,7 +36,7 @@ pub struct Tokenizer {
 
 struct Inner {
     vocab: Vocabulary,
-    backend: Backend,
+    backend: Arc<Backend>,
     greedy: OnceLock<Greedy>,
     specials: OnceLock<Specials>,
 }
@@ -167,7 +167,23 @@ impl Tokenizer {
         Tokenizer::new(vocab, backend)
     }
 
+    /// The same canonical tokenizer over a changed copy of the vocabulary: `f` may pad it
+    /// ([`Vocabulary::pad_to`]) or set its EOS tokens ([`Vocabulary::set_eos_tokens`]); it
+    /// must keep every id the tokenizer produces.
+    pub fn map_vocab(
+        &self,
+        f: impl FnOnce(&mut Vocabulary) -> Result<(), Error>,
+    ) -> Result<Tokenizer, Error> {
+        let mut vocab = self.inner.vocab.clone();
+        f(&mut vocab)?;
+        Ok(Tokenizer::with_backend(vocab, Arc::clone(&self.inner.backend)))
+    }
+
     fn new(vocab: Vocabulary, backend: Backend) -> Tokenizer {
+        Tokenizer::with_backend(vocab, Arc::new(backend))
+    }
+
+    fn with_backend(vocab: Vocabulary, backend: Arc<Backend>) -> Tokenizer {
         Tokenizer {
             inner: Arc::new(Inner {
                 vocab,
@@ -185,12 +201,12 @@ impl Tokenizer {
 
     /// Whether [`Tokenizer::tokenize`] is available (canonical).
     pub fn has_canonical(&self) -> bool {
-        !matches!(self.inner.backend, Backend::Unavailable(_))
+        !matches!(*self.inner.backend, Backend::Unavailable(_))
     }
 
     /// Which canonical tokenizer is used: `"bytes"`, `"hf"`, `"tiktoken"`, or `"none"`.
     pub fn canonical_kind(&self) -> &'static str {
-        match &self.inner.backend {
+        match &*self.inner.backend {
             Backend::Bytes => "bytes",
             Backend::Unavailable(_) => "none",
             #[cfg(feature = "hf")]
@@ -301,7 +317,7 @@ impl Tokenizer {
             return Ok(());
         }
         let tok_err = |m: String| Error::new(ErrorKind::Tokenize, m);
-        match &self.inner.backend {
+        match &*self.inner.backend {
             Backend::Bytes => self.greedy_into(text.as_bytes(), out),
             Backend::Unavailable(why) => Err(tok_err(why.clone())),
             #[cfg(feature = "hf")]

@@ -167,6 +167,7 @@ impl JsonCompileOptions {
                 "key_separator" => {
                     o.key_separator = v.as_str().ok_or_else(|| bad(k, "a string"))?.to_string()
                 }
+                "json_allowed_escapes" if v.is_null() => o.allowed_escapes = None,
                 "json_allowed_escapes" => {
                     let e = v.as_str().ok_or_else(|| bad(k, "a string"))?;
                     if let Some(c) = e.chars().find(|c| !"nrbtf\\\"u".contains(*c)) {

@@ -54,6 +54,16 @@ pub fn parse(src: &str) -> Result<GrammarSet, Error> {
     Ok(GrammarSet { grammars: out })
 }
 
+/// Parses one Lark grammar of a larger set: its `%json` / `%lark` blocks go to `subs`, named
+/// from `counter` (shared across the set, so names never clash); returns the grammar itself.
+pub fn parse_counted(
+    src: &str,
+    subs: &mut Vec<Grammar>,
+    counter: &mut usize,
+) -> Result<Grammar, Error> {
+    parse_grammar(src, None, subs, counter, 0)
+}
+
 /// A parsed expression before names are resolved.
 #[derive(Clone, Debug)]
 enum LExpr {

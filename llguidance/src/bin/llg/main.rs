@@ -81,7 +81,7 @@ struct DemoArgs {
     /// The grammar file (default: an example JSON Schema).
     #[arg(long, value_name = "FILE")]
     grammar: Option<String>,
-    /// The grammar format: lark, json (JSON Schema), regex, gbnf, ir, structural_tag (default: from the extension).
+    /// The grammar format: lark, json (JSON Schema), regex, gbnf, ir, structural_tag, llguidance (LLGuidance's grammar JSON or Lark) (default: from the extension).
     #[arg(long, value_name = "F")]
     format: Option<String>,
     /// The seed of the random token picks.
@@ -98,7 +98,7 @@ struct CheckArgs {
     /// The grammar file.
     #[arg(long, value_name = "FILE")]
     grammar: String,
-    /// The grammar format: lark, json (JSON Schema), regex, gbnf, ir, structural_tag (default: from the extension).
+    /// The grammar format: lark, json (JSON Schema), regex, gbnf, ir, structural_tag, llguidance (LLGuidance's grammar JSON or Lark) (default: from the extension).
     #[arg(long, value_name = "F")]
     format: Option<String>,
     /// The tokenizer.
@@ -117,7 +117,7 @@ struct MasksArgs {
     /// The grammar file.
     #[arg(long, value_name = "FILE")]
     grammar: String,
-    /// The grammar format: lark, json (JSON Schema), regex, gbnf, ir, structural_tag (default: from the extension).
+    /// The grammar format: lark, json (JSON Schema), regex, gbnf, ir, structural_tag, llguidance (LLGuidance's grammar JSON or Lark) (default: from the extension).
     #[arg(long, value_name = "F")]
     format: Option<String>,
     /// The tokenizer.

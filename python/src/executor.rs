@@ -1,0 +1,222 @@
+//! `LLExecutor`: masks and token consumption for a batch of matchers on a thread pool, with
+//! the GIL released for the whole batch.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+use rayon::prelude::*;
+
+use crate::matcher::{check_ptr, LLMatcher, Row};
+
+/// A matcher borrowed for the batch, sendable to a pool thread (each is used by one).
+struct Job(*mut LLMatcher);
+// SAFETY: the PyRefMut guards held by the caller keep each matcher exclusively borrowed for
+// the call, and each Job is handed to exactly one thread.
+unsafe impl Send for Job {}
+unsafe impl Sync for Job {}
+
+impl Job {
+    /// # Safety
+    /// The matcher must be exclusively borrowed by the caller for the call.
+    unsafe fn get<'a>(&self) -> &'a mut LLMatcher {
+        &mut *self.0
+    }
+}
+
+/// Items of a batch list: each a tuple of `n` items (the `what` of the error message).
+fn tuples<'py>(
+    list: &Bound<'py, PyList>,
+    n: usize,
+    what: &str,
+) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    let mut out = Vec::with_capacity(list.len());
+    for item in list.iter() {
+        let t = item.cast_into::<PyTuple>()?;
+        if t.len() != n {
+            return Err(PyValueError::new_err(format!("Expecting {what} tuple")));
+        }
+        out.push(t);
+    }
+    Ok(out)
+}
+
+/// A thread pool for batches of matchers.
+#[pyclass(frozen, module = "llg_rs._lib")]
+pub struct LLExecutor {
+    pool: rayon::ThreadPool,
+}
+
+fn default_threads() -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cpus * 8 / 10).clamp(1, 32)
+}
+
+#[pymethods]
+impl LLExecutor {
+    #[new]
+    #[pyo3(signature = (num_threads = None))]
+    fn new(num_threads: Option<usize>) -> PyResult<LLExecutor> {
+        let n = match num_threads {
+            None | Some(0) => default_threads(),
+            Some(n) => n,
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("llg_rs-{i}"))
+            .build()
+            .map_err(|e| PyValueError::new_err(format!("thread pool: {e}")))?;
+        Ok(LLExecutor { pool })
+    }
+
+    /// The number of threads.
+    #[getter]
+    fn num_threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// Fills the mask of each `(matcher, K)` into row K of the `trg_batch_size` rows of
+    /// `one_mask_bytes` at `trg_pointer`, in parallel.
+    fn unsafe_compute_mask_ptr(
+        &self,
+        py: Python<'_>,
+        interpreters: &Bound<'_, PyList>,
+        trg_pointer: usize,
+        one_mask_bytes: usize,
+        trg_batch_size: usize,
+    ) -> PyResult<()> {
+        let items = tuples(interpreters, 2, "(LLMatcher, int)")?;
+        let mut parsed = Vec::with_capacity(items.len());
+        for t in &items {
+            let m = t.get_item(0)?.cast_into::<LLMatcher>()?;
+            let k: usize = t.get_item(1)?.extract()?;
+            parsed.push((m, k));
+        }
+        if parsed.is_empty() {
+            return Err(PyValueError::new_err("No interpreters"));
+        }
+        if parsed.iter().any(|(_, k)| *k >= trg_batch_size) {
+            return Err(PyValueError::new_err("Target index out of bounds"));
+        }
+        let mut guards = Vec::with_capacity(parsed.len());
+        for (m, k) in &parsed {
+            guards.push((m.try_borrow_mut()?, *k));
+        }
+        let words = guards[0].0.words();
+        check_ptr(trg_pointer, one_mask_bytes, words)?;
+        if guards.iter().any(|(g, _)| g.words() != words) {
+            return Err(PyValueError::new_err("Invalid buffer size"));
+        }
+        let jobs: Vec<(Job, Row)> = guards
+            .iter_mut()
+            .map(|(g, k)| {
+                let row = Row((trg_pointer as *mut u32).wrapping_add(*k * words), words);
+                (Job(&mut **g as *mut LLMatcher), row)
+            })
+            .collect();
+        py.detach(|| {
+            self.pool.install(|| {
+                jobs.par_iter().for_each(|(job, row)| {
+                    // SAFETY: the guards above hold each matcher exclusively; the rows are
+                    // inside the caller's checked buffer (K < batch); two matchers may share
+                    // a row only if the caller gave the same K twice, as in LLGuidance.
+                    unsafe { job.get().fill(row.slice()) }
+                })
+            })
+        });
+        drop(guards);
+        Ok(())
+    }
+
+    /// Like `unsafe_compute_mask_ptr`, with draft tokens: the mask of each matcher now into
+    /// row K, then after each draft token into rows K+1, K+2, ... (up to the first token
+    /// not allowed, an EOS or the end of the batch); the matchers' state is unchanged.
+    fn unsafe_compute_mask_ptr_with_draft_token(
+        &self,
+        py: Python<'_>,
+        interpreters: &Bound<'_, PyList>,
+        trg_pointer: usize,
+        one_mask_bytes: usize,
+        trg_batch_size: usize,
+    ) -> PyResult<()> {
+        let items = tuples(interpreters, 3, "(LLMatcher, int, List[int])")?;
+        let mut parsed = Vec::with_capacity(items.len());
+        for t in &items {
+            let m = t.get_item(0)?.cast_into::<LLMatcher>()?;
+            let k: usize = t.get_item(1)?.extract()?;
+            let draft: Vec<u32> = t.get_item(2)?.extract()?;
+            if draft.is_empty() {
+                return Err(PyValueError::new_err("Draft tokens must not be empty"));
+            }
+            parsed.push((m, k, draft));
+        }
+        if parsed.is_empty() {
+            return Err(PyValueError::new_err("No interpreters"));
+        }
+        if parsed.iter().any(|(_, k, _)| *k >= trg_batch_size) {
+            return Err(PyValueError::new_err("Target index out of bounds"));
+        }
+        let mut guards = Vec::with_capacity(parsed.len());
+        for (m, k, d) in &parsed {
+            guards.push((m.try_borrow_mut()?, *k, d.clone()));
+        }
+        let words = guards[0].0.words();
+        check_ptr(trg_pointer, one_mask_bytes, words)?;
+        let jobs: Vec<(Job, Vec<Row>, Vec<u32>)> = guards
+            .iter_mut()
+            .map(|(g, k, d)| {
+                // Rows K ..= K + len(draft), clipped to the batch (LLGuidance does not
+                // clip; writing past the buffer is never right).
+                let end = (*k + d.len() + 1).min(trg_batch_size);
+                let rows = (*k..end)
+                    .map(|r| Row((trg_pointer as *mut u32).wrapping_add(r * words), words))
+                    .collect();
+                (Job(&mut **g as *mut LLMatcher), rows, std::mem::take(d))
+            })
+            .collect();
+        py.detach(|| {
+            self.pool.install(|| {
+                jobs.par_iter().for_each(|(job, rows, draft)| {
+                    // SAFETY: as in unsafe_compute_mask_ptr; rows are inside the batch.
+                    unsafe { job.get().fill_draft(rows, draft) }
+                })
+            })
+        });
+        drop(guards);
+        Ok(())
+    }
+
+    /// Consumes one token in each `(matcher, token)`, in parallel; returns which succeeded
+    /// (a failed matcher is in its error state).
+    fn consume_token_par(
+        &self,
+        py: Python<'_>,
+        matchers: &Bound<'_, PyList>,
+    ) -> PyResult<Vec<bool>> {
+        let items = tuples(matchers, 2, "(LLMatcher, int)")?;
+        let mut parsed = Vec::with_capacity(items.len());
+        for t in &items {
+            let m = t.get_item(0)?.cast_into::<LLMatcher>()?;
+            let tok: u32 = t.get_item(1)?.extract()?;
+            parsed.push((m, tok));
+        }
+        if parsed.is_empty() {
+            return Err(PyValueError::new_err("No matchers"));
+        }
+        let mut guards = Vec::with_capacity(parsed.len());
+        for (m, t) in &parsed {
+            guards.push((m.try_borrow_mut()?, *t));
+        }
+        let jobs: Vec<(Job, u32)> =
+            guards.iter_mut().map(|(g, t)| (Job(&mut **g as *mut LLMatcher), *t)).collect();
+        let out = py.detach(|| {
+            self.pool.install(|| {
+                jobs.par_iter()
+                    // SAFETY: each matcher is exclusively borrowed by its guard.
+                    .map(|(job, t)| unsafe { job.get().consume(*t) })
+                    .collect::<Vec<bool>>()
+            })
+        });
+        drop(guards);
+        Ok(out)
+    }
+}

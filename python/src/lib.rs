@@ -1,0 +1,76 @@
+//! `llg_rs._lib`: LLGuidance's Python API (`LLTokenizer`, `LLMatcher`, `LLExecutor`,
+//! `LLParserLimits`, the grammar helpers) over this engine. The pure-Python parts
+//! (`llg_rs.torch`, `llg_rs.numpy`, `llg_rs.hf`, `grammar_from`, `StructTag`) are in
+//! `python/python/llg_rs/`.
+//!
+//! Contract, as LLGuidance's: grammar errors, limits and rejected tokens never raise; they put
+//! a matcher in its error state (`is_error()`, `get_error()`), where masks allow EOS only.
+//! Misuse of the API (a bad pointer, a wrong buffer size, a bad batch) raises. The GIL is
+//! released while grammars compile, masks are computed and tokens consumed.
+
+use pyo3::prelude::*;
+
+mod executor;
+mod limits;
+mod matcher;
+mod tokenizer;
+
+/// Makes `regex` usable inside `/.../` in Lark: escapes `/` and line breaks, and where
+/// `use_ascii` has `d`, `w` or `s`, replaces `\d` `\w` `\s` (and `\D` `\W` `\S`) with their
+/// ASCII classes, as LLGuidance does (also inside `[...]`, where the class nests).
+#[pyfunction]
+#[pyo3(signature = (regex, use_ascii = ""))]
+pub(crate) fn regex_to_lark(regex: &str, use_ascii: &str) -> String {
+    let (d, w, s) = (use_ascii.contains('d'), use_ascii.contains('w'), use_ascii.contains('s'));
+    let mut out = String::with_capacity(regex.len() + 8);
+    let mut chars = regex.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let Some(n) = chars.next() else {
+                    out.push('\\');
+                    break;
+                };
+                let class = match n {
+                    'd' | 'D' if d => Some("0-9"),
+                    'w' | 'W' if w => Some("0-9a-zA-Z_"),
+                    's' | 'S' if s => Some(" \\t\\n\\r\\f\\v"),
+                    _ => None,
+                };
+                match class {
+                    Some(cl) if n.is_ascii_uppercase() => out.push_str(&format!("[^{cl}]")),
+                    Some(cl) => out.push_str(&format!("[{cl}]")),
+                    None => {
+                        out.push('\\');
+                        out.push(n);
+                    }
+                }
+            }
+            '/' => out.push_str("\\/"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The version of llg_rs and of its regex engine.
+#[pyfunction]
+fn get_version() -> String {
+    format!("llg_rs@{} derivre@0.3", env!("CARGO_PKG_VERSION"))
+}
+
+#[pymodule]
+fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<tokenizer::LLTokenizer>()?;
+    m.add_class::<matcher::LLMatcher>()?;
+    m.add_class::<executor::LLExecutor>()?;
+    m.add_class::<limits::LLParserLimits>()?;
+    m.add_class::<matcher::JsonCompiler>()?;
+    m.add_class::<matcher::LarkCompiler>()?;
+    m.add_class::<matcher::RegexCompiler>()?;
+    m.add_function(wrap_pyfunction!(regex_to_lark, m)?)?;
+    m.add_function(wrap_pyfunction!(get_version, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,540 @@
+//! `LLTokenizer`: a vocabulary with its canonical tokenizer, its token trie and the slices
+//! the mask computation uses (one `ParserFactory`).
+
+use llguidance::{ParserFactory, TokenId, Tokenizer};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+use slicer::SliceSpec;
+use toktrie::{VocabBuilder, Vocabulary};
+
+/// LLGuidance's `byte` tokenizer: the 256 bytes, then six special tokens, EOS the last.
+const BYTE_SPECIALS: [&str; 6] =
+    ["<|tool|>", "<|/tool|>", "<|user|>", "<|system|>", "<|assistant|>", "<|end|>"];
+
+/// Names of LLGuidance's whitespace slice (ours has no such slice: it is accepted and
+/// left out, as it changes no mask).
+const WS_SLICE: &str = r"[\x20\x0A\x0D\x09]+";
+
+fn byte_vocab() -> Vocabulary {
+    let mut b = VocabBuilder::new();
+    b.name("byte");
+    for i in 0..256u32 {
+        b.token(TokenId(i), &[i as u8]).expect("one byte is not empty");
+    }
+    for (i, n) in BYTE_SPECIALS.iter().enumerate() {
+        b.special(TokenId(256 + i as u32), n).expect("in range");
+    }
+    b.eos(TokenId(256 + BYTE_SPECIALS.len() as u32 - 1));
+    b.build().expect("the byte vocabulary is valid")
+}
+
+pub(crate) fn val_err(e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// A slice given as LLGuidance writes it (`CLASS{m,n}`, `CLASS{m,}`, `CLASS+`, `CLASS*`,
+/// `CLASS`) as our slice spec; `None` for the whitespace slice.
+fn parse_slice(s: &str) -> PyResult<Option<SliceSpec>> {
+    if s == WS_SLICE {
+        return Ok(None);
+    }
+    let bad = || {
+        val_err(format!(
+            "slice {s:?}: expected a character class with a repeat, like [a-z]+ or [^\"]{{1,10}}"
+        ))
+    };
+    let (class, min, max) = if let Some(c) = s.strip_suffix('+') {
+        (c, 1, None)
+    } else if let Some(c) = s.strip_suffix('*') {
+        (c, 1, None)
+    } else if s.ends_with('}') {
+        let open = s.rfind('{').ok_or_else(bad)?;
+        let inner = &s[open + 1..s.len() - 1];
+        let (a, b) = match inner.split_once(',') {
+            Some((a, b)) => (a, Some(b)),
+            None => (inner, None),
+        };
+        let min: u32 = a.trim().parse().map_err(|_| bad())?;
+        let max = match b {
+            None => Some(min),
+            Some(b) if b.trim().is_empty() => None,
+            Some(b) => Some(b.trim().parse().map_err(|_| bad())?),
+        };
+        (&s[..open], min.max(1), max)
+    } else {
+        (s, 1, Some(1))
+    };
+    if !(class.starts_with('[') && class.ends_with(']')) {
+        return Err(bad());
+    }
+    Ok(Some(SliceSpec { class: class.to_string(), min, max }))
+}
+
+fn slice_string(s: &SliceSpec) -> String {
+    match s.max {
+        Some(max) if max == s.min => format!("{}{{{}}}", s.class, s.min),
+        Some(max) => format!("{}{{{},{}}}", s.class, s.min, max),
+        None if s.min == 1 => format!("{}+", s.class),
+        None => format!("{}{{{},}}", s.class, s.min),
+    }
+}
+
+fn general_slices() -> Vec<String> {
+    std::iter::once(WS_SLICE.to_string())
+        .chain(SliceSpec::general().iter().map(slice_string))
+        .collect()
+}
+
+fn json_slices() -> Vec<String> {
+    std::iter::once(WS_SLICE.to_string())
+        .chain(SliceSpec::json_default().iter().map(slice_string))
+        .collect()
+}
+
+/// A tokenizer for LLMatcher: a vocabulary, its canonical tokenization and mask slices.
+#[pyclass(frozen, module = "llg_rs._lib")]
+pub struct LLTokenizer {
+    pub(crate) factory: ParserFactory,
+    /// An LLGuidance tokenizer wrapper object: it tokenizes text (callable).
+    wrapper: Option<Py<PyAny>>,
+    slices: Option<Vec<String>>,
+}
+
+impl LLTokenizer {
+    pub(crate) fn tokenizer(&self) -> &Tokenizer {
+        self.factory.tokenizer()
+    }
+
+    pub(crate) fn vocab(&self) -> &Vocabulary {
+        self.factory.tokenizer().vocab()
+    }
+
+    fn check_ids(&self, tokens: &[u32]) -> PyResult<()> {
+        let n = self.vocab().len();
+        match tokens.iter().find(|&&t| t as usize >= n) {
+            Some(t) => Err(val_err(format!("token id {t} out of range (vocab size {n})"))),
+            None => Ok(()),
+        }
+    }
+
+    fn with_factory_slices(
+        factory: ParserFactory,
+        slices: Option<&[String]>,
+    ) -> PyResult<ParserFactory> {
+        match slices {
+            None => Ok(factory),
+            Some(list) => {
+                let mut specs = Vec::new();
+                for s in list {
+                    if let Some(spec) = parse_slice(s)? {
+                        specs.push(spec);
+                    }
+                }
+                if specs.is_empty() {
+                    Ok(factory.with_slicer(false))
+                } else {
+                    factory.with_slice_specs(&specs).map_err(val_err)
+                }
+            }
+        }
+    }
+
+    /// Canonical tokenization of text (the wrapper's, if any).
+    fn tokenize_text(&self, py: Python<'_>, text: &str, special: bool) -> PyResult<Vec<u32>> {
+        if let Some(w) = &self.wrapper {
+            let r = w.call1(py, (text,))?;
+            return r.extract::<Vec<u32>>(py);
+        }
+        let tok = self.tokenizer().clone();
+        let text = text.to_string();
+        let r = py.detach(move || {
+            if !tok.has_canonical() {
+                tok.tokenize_greedy(text.as_bytes())
+            } else if special {
+                tok.tokenize_with_special(&text)
+            } else {
+                tok.tokenize(&text)
+            }
+        });
+        Ok(r.map_err(val_err)?.into_iter().map(|t| t.0).collect())
+    }
+
+    fn tokenize_raw_bytes(
+        &self,
+        py: Python<'_>,
+        bytes: &[u8],
+        special: bool,
+    ) -> PyResult<Vec<u32>> {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => self.tokenize_text(py, s, special),
+            Err(e) => {
+                // The valid prefix canonically, the rest greedily.
+                let valid = e.valid_up_to();
+                let s = std::str::from_utf8(&bytes[..valid]).expect("checked");
+                let mut out = self.tokenize_text(py, s, special)?;
+                let rest = self.tokenizer().tokenize_greedy(&bytes[valid..]).map_err(val_err)?;
+                out.extend(rest.into_iter().map(|t| t.0));
+                Ok(out)
+            }
+        }
+    }
+
+    /// The bytes of one token as LLGuidance's debug output shows them.
+    fn dbg_token(&self, t: u32, quoted: bool) -> String {
+        let v = self.vocab();
+        let id = TokenId(t);
+        if t as usize >= v.len() {
+            return format!("≺OOB[{t}]≻");
+        }
+        if v.is_special(id) {
+            if v.eos_tokens().contains(&id) {
+                return "≺EOS≻".to_string();
+            }
+            return v.special_name(id).unwrap_or("").to_string();
+        }
+        let b = v.token_bytes(id);
+        if b.is_empty() {
+            return format!("≺HOLE[{t}]≻");
+        }
+        let mut out = String::new();
+        let mut rest = b;
+        while !rest.is_empty() {
+            match std::str::from_utf8(rest) {
+                Ok(s) => {
+                    push_escaped(&mut out, s, quoted);
+                    break;
+                }
+                Err(e) => {
+                    let (ok, bad) = rest.split_at(e.valid_up_to());
+                    push_escaped(&mut out, std::str::from_utf8(ok).expect("checked"), quoted);
+                    let n = e.error_len().unwrap_or(bad.len());
+                    for &x in &bad[..n] {
+                        out.push_str(&format!("≺HEX[{x:02x}]≻"));
+                    }
+                    rest = &bad[n..];
+                }
+            }
+        }
+        out
+    }
+}
+
+fn push_escaped(out: &mut String, s: &str, quoted: bool) {
+    for c in s.chars() {
+        match c {
+            '\n' if quoted => out.push_str("\\n"),
+            '\r' if quoted => out.push_str("\\r"),
+            '\t' if quoted => out.push_str("\\t"),
+            '\0' => out.push_str("\\0"),
+            c if c.is_control() && c != '\n' && c != '\r' && c != '\t' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+}
+
+/// A tokenizer from a tokenizer-wrapper object (LLGuidance's `TokenizerWrapper` shape:
+/// `tokens`, `eos_token_id`, `bos_token_id`, `special_token_ids`, callable on text).
+fn from_wrapper(obj: &Bound<'_, PyAny>) -> PyResult<Tokenizer> {
+    let flagged = obj.getattr("is_tokenizer_wrapper").is_ok_and(|f| f.is_truthy().unwrap_or(false));
+    let tokens = match obj.getattr("tokens") {
+        Ok(t) if flagged || !t.is_none() => t,
+        _ => return Err(PyValueError::new_err("Expecting a TokenizerWrapper() class")),
+    };
+    let specials: Vec<u32> = match obj.getattr("special_token_ids") {
+        Ok(s) if !s.is_none() => s.extract()?,
+        _ => Vec::new(),
+    };
+    let eos: Option<u32> = obj.getattr("eos_token_id").ok().and_then(|e| e.extract().ok());
+    let mut b = VocabBuilder::new();
+    b.name("wrapper");
+    let list: Vec<Bound<'_, PyAny>> = tokens.try_iter()?.collect::<PyResult<_>>()?;
+    b.min_len(list.len());
+    for (i, t) in list.iter().enumerate() {
+        let bytes: Vec<u8> = if let Ok(bb) = t.cast::<PyBytes>() {
+            bb.as_bytes().to_vec()
+        } else if let Ok(s) = t.cast::<PyString>() {
+            s.to_cow()?.as_bytes().to_vec()
+        } else {
+            return Err(PyTypeError::new_err(format!("tokens[{i}] must be bytes")));
+        };
+        let id = TokenId(i as u32);
+        if specials.contains(&(i as u32)) {
+            let name = String::from_utf8_lossy(&bytes).into_owned();
+            let name = if name.is_empty() { format!("<[{i}]>") } else { name };
+            b.special(id, &name).map_err(val_err)?;
+        } else if !bytes.is_empty() {
+            b.token(id, &bytes).map_err(val_err)?;
+        }
+    }
+    if let Some(e) = eos {
+        if (e as usize) < list.len() {
+            b.eos(TokenId(e));
+        }
+    }
+    Ok(Tokenizer::from_vocab(b.build().map_err(val_err)?))
+}
+
+fn load(py: Python<'_>, src: &Bound<'_, PyAny>) -> PyResult<(Tokenizer, Option<Py<PyAny>>)> {
+    if let Ok(s) = src.cast::<PyString>() {
+        let s = s.to_cow()?.to_string();
+        let r = py.detach(move || -> Result<Tokenizer, String> {
+            if s == "byte" {
+                return Ok(Tokenizer::from_vocab(byte_vocab()));
+            }
+            if s.trim_start().starts_with('{') {
+                return Tokenizer::from_bytes("tokenizer.json", s.as_bytes())
+                    .map_err(|e| format!("tokenizer JSON: {e}"));
+            }
+            ParserFactory::from_tokenizer_name(&s).map(|f| f.tokenizer().clone()).map_err(|e| {
+                format!(
+                    "error loading tokenizer: {s}: {e} (llg_rs loads tokenizer files, \
+                     tokenizer.json text, the built-in names byte, bytes, o200k, cl100k, or \
+                     llg_rs.hf.from_tokenizer(); it does not download from the Hugging Face hub)"
+                )
+            })
+        });
+        return r.map(|t| (t, None)).map_err(PyValueError::new_err);
+    }
+    if src.is_instance_of::<PyBytes>() || src.is_none() || src.extract::<i64>().is_ok() {
+        return Err(PyValueError::new_err("Expecting a TokenizerWrapper() class"));
+    }
+    let t = from_wrapper(src)?;
+    let callable = src.is_callable().then(|| src.clone().unbind());
+    Ok((t, callable))
+}
+
+#[pymethods]
+impl LLTokenizer {
+    #[new]
+    #[pyo3(signature = (tokenizer, n_vocab = None, eos_token = None, slices = None))]
+    fn new(
+        py: Python<'_>,
+        tokenizer: &Bound<'_, PyAny>,
+        n_vocab: Option<usize>,
+        eos_token: Option<&Bound<'_, PyAny>>,
+        slices: Option<Vec<String>>,
+    ) -> PyResult<LLTokenizer> {
+        let (mut tok, wrapper) = load(py, tokenizer)?;
+        let eos: Option<Vec<u32>> = match eos_token {
+            None => None,
+            Some(e) if e.is_none() => None,
+            Some(e) => Some(match e.extract::<u32>() {
+                Ok(one) => vec![one],
+                Err(_) => {
+                    let v = e.extract::<Vec<u32>>().map_err(|_| {
+                        PyValueError::new_err(
+                            "eos_token must be an int or a non-empty list of ints",
+                        )
+                    })?;
+                    if v.is_empty() {
+                        return Err(PyValueError::new_err("eos_token list must not be empty"));
+                    }
+                    v
+                }
+            }),
+        };
+        if n_vocab.is_some() || eos.is_some() {
+            tok = tok
+                .map_vocab(|v| {
+                    if let Some(n) = n_vocab {
+                        if n != v.len() {
+                            v.pad_to(n)?;
+                        }
+                    }
+                    if let Some(e) = &eos {
+                        if let Some(&bad) = e.iter().find(|&&t| t as usize >= v.len()) {
+                            return Err(toktrie::Error::new(
+                                toktrie::ErrorKind::Limit,
+                                format!(
+                                    "EOS token ID {bad} is out of range (vocab_size={})",
+                                    v.len()
+                                ),
+                            ));
+                        }
+                        let ids: Vec<TokenId> = e.iter().map(|&t| TokenId(t)).collect();
+                        v.set_eos_tokens(&ids)?;
+                    }
+                    Ok(())
+                })
+                .map_err(val_err)?;
+        }
+        let factory = py.detach(move || ParserFactory::new(tok)).map_err(val_err)?;
+        let factory = Self::with_factory_slices(factory, slices.as_deref())?;
+        Ok(LLTokenizer { factory, wrapper, slices })
+    }
+
+    /// A copy of this tokenizer with other mask slices (`[]`: none).
+    fn with_slices(&self, py: Python<'_>, slices: Vec<String>) -> PyResult<LLTokenizer> {
+        let factory = Self::with_factory_slices(self.factory.clone(), Some(&slices))?;
+        Ok(LLTokenizer {
+            factory,
+            wrapper: self.wrapper.as_ref().map(|w| w.clone_ref(py)),
+            slices: Some(slices),
+        })
+    }
+
+    /// The default slices (good for most grammars).
+    #[staticmethod]
+    fn general_slices() -> Vec<String> {
+        general_slices()
+    }
+
+    /// Slices for JSON Schema grammars.
+    #[staticmethod]
+    fn json_slices() -> Vec<String> {
+        json_slices()
+    }
+
+    /// The number of token ids (the mask width).
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.vocab().len()
+    }
+
+    /// The (first) EOS token.
+    #[getter]
+    fn eos_token(&self) -> PyResult<u32> {
+        self.vocab()
+            .eos_tokens()
+            .first()
+            .map(|t| t.0)
+            .ok_or_else(|| val_err("the tokenizer has no EOS token"))
+    }
+
+    /// All EOS tokens.
+    #[getter]
+    fn eos_tokens(&self) -> Vec<u32> {
+        self.vocab().eos_tokens().iter().map(|t| t.0).collect()
+    }
+
+    /// Whether tokenization is the model's own (canonical).
+    #[getter]
+    fn is_canonical(&self) -> bool {
+        self.wrapper.is_some() || self.tokenizer().has_canonical()
+    }
+
+    /// The slices this tokenizer was made with (`None`: the default).
+    #[getter]
+    fn slices(&self) -> Option<Vec<String>> {
+        self.slices.clone()
+    }
+
+    /// Greedy longest-match tokenization (not necessarily the model's).
+    fn greedy_tokenize(&self, text: &str) -> PyResult<Vec<u32>> {
+        let r = self.tokenizer().tokenize_greedy(text.as_bytes()).map_err(val_err)?;
+        Ok(r.into_iter().map(|t| t.0).collect())
+    }
+
+    /// Tokenizes bytes: the valid UTF-8 prefix canonically, the rest greedily.
+    #[pyo3(signature = (utf8bytes, *, parse_special = false))]
+    fn tokenize_bytes(
+        &self,
+        py: Python<'_>,
+        utf8bytes: &[u8],
+        parse_special: bool,
+    ) -> PyResult<Vec<u32>> {
+        self.tokenize_raw_bytes(py, utf8bytes, parse_special)
+    }
+
+    /// Tokenizes text.
+    #[pyo3(signature = (text, *, parse_special = false))]
+    fn tokenize_str(&self, py: Python<'_>, text: &str, parse_special: bool) -> PyResult<Vec<u32>> {
+        self.tokenize_text(py, text, parse_special)
+    }
+
+    /// Tokenizes the prefix of `new_bytes` whose tokens cannot change when more bytes
+    /// follow; returns the tokens and the bytes left over.
+    #[pyo3(signature = (new_bytes, recent_tokens = None))]
+    fn tokenize_partial<'py>(
+        &self,
+        py: Python<'py>,
+        new_bytes: &[u8],
+        recent_tokens: Option<Vec<u32>>,
+    ) -> PyResult<(Vec<u32>, Bound<'py, PyBytes>)> {
+        if let Some(r) = &recent_tokens {
+            self.check_ids(r)?;
+        }
+        let mut toks = self.tokenize_raw_bytes(py, new_bytes, false)?;
+        let v = self.vocab();
+        let trie = self.factory.trie();
+        // Leave out trailing tokens that a longer token could still replace, and any token
+        // of the trailing word: canonical tokenizers split text at word boundaries, so the
+        // tokens of an unfinished word may change with the next bytes.
+        let byte_is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+        let ends_word = new_bytes.last().is_some_and(|&b| byte_is_word(b));
+        let mut kept_len: usize = toks.iter().map(|&t| v.token_bytes(TokenId(t)).len()).sum();
+        let uncertain = |toks: &[u32], kept: usize| -> bool {
+            let Some(&last) = toks.last() else { return false };
+            let b = v.token_bytes(TokenId(last));
+            let is_special = v.is_special(TokenId(last));
+            if is_special {
+                return false;
+            }
+            trie.has_extensions(b)
+                || (ends_word
+                    && !self.tokenizer().canonical_kind().eq("bytes")
+                    && new_bytes[..kept].iter().rev().take(b.len()).all(|&x| byte_is_word(x)))
+        };
+        while uncertain(&toks, kept_len) {
+            let last = toks.pop().expect("checked");
+            kept_len -= v.token_bytes(TokenId(last)).len();
+        }
+        // Decoded special tokens are their names, not their trie bytes.
+        let decoded = v.decode(&toks.iter().map(|&t| TokenId(t)).collect::<Vec<_>>());
+        let rest =
+            if new_bytes.starts_with(&decoded) { &new_bytes[decoded.len()..] } else { new_bytes };
+        if rest.len() == new_bytes.len() {
+            toks.clear();
+        }
+        Ok((toks, PyBytes::new(py, rest)))
+    }
+
+    /// Text of the tokens (invalid UTF-8 replaced).
+    fn decode_str(&self, tokens: Vec<u32>) -> PyResult<String> {
+        self.check_ids(&tokens)?;
+        let ids: Vec<TokenId> = tokens.into_iter().map(TokenId).collect();
+        Ok(String::from_utf8_lossy(&self.vocab().decode(&ids)).into_owned())
+    }
+
+    /// Bytes of the tokens (special tokens as their names).
+    fn decode_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        tokens: Vec<u32>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        self.check_ids(&tokens)?;
+        let ids: Vec<TokenId> = tokens.into_iter().map(TokenId).collect();
+        Ok(PyBytes::new(py, &self.vocab().decode(&ids)))
+    }
+
+    /// Whether the token is special.
+    fn is_special_token(&self, token: i64) -> bool {
+        token >= 0
+            && (token as usize) < self.vocab().len()
+            && self.vocab().is_special(TokenId(token as u32))
+    }
+
+    /// The tokens for people: `⟦a‧b⟧`, special tokens by name, EOS as `≺EOS≻`.
+    fn dbg_tokens(&self, tokens: Vec<u32>) -> String {
+        let parts: Vec<String> = tokens.iter().map(|&t| self.dbg_token(t, true)).collect();
+        format!("⟦{}⟧", parts.join("‧"))
+    }
+
+    /// The tokens for test traces: `a‧b`, unquoted.
+    fn test_trace_tokens(&self, tokens: Vec<u32>) -> String {
+        let parts: Vec<String> = tokens.iter().map(|&t| self.dbg_token(t, false)).collect();
+        parts.join("‧")
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "LLTokenizer({:?}, vocab_size={}, eos_token={:?})",
+            self.vocab().name(),
+            self.vocab().len(),
+            self.vocab().eos_tokens().first().map(|t| t.0)
+        )
+    }
+}
