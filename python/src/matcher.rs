@@ -58,6 +58,8 @@ pub struct LLMatcher {
     log_level: i32,
     /// The grammar's `max_tokens`: one more token is an error (LLGuidance's rule).
     max_tokens: Option<usize>,
+    /// Nanoseconds the last mask fill took inside the engine (for the overhead benchmark).
+    last_fill_ns: u64,
 }
 
 fn token_text(v: &toktrie::Vocabulary, t: u32) -> String {
@@ -141,11 +143,15 @@ impl LLMatcher {
     }
 
     pub(crate) fn fill(&mut self, out: &mut [u32]) {
+        let t0 = std::time::Instant::now();
         let m = self.mask();
-        out.fill(0);
-        for t in m.iter() {
-            out[t.as_usize() / 32] |= 1 << (t.as_usize() % 32);
+        if m.write_to(out).is_err() {
+            out.fill(0);
+            for t in m.iter() {
+                out[t.as_usize() / 32] |= 1 << (t.as_usize() % 32);
+            }
         }
+        self.last_fill_ns = t0.elapsed().as_nanos() as u64;
     }
 
     /// Consumes one token (LLGuidance's rules); false puts the matcher in its error state.
@@ -424,6 +430,7 @@ impl LLMatcher {
             warnings,
             log_level,
             max_tokens: None,
+            last_fill_ns: 0,
         };
         match r {
             Ok(mut inner) => {
@@ -521,6 +528,13 @@ impl LLMatcher {
         .to_string()
     }
 
+    /// Nanoseconds the last mask fill took inside the engine, without the Python call
+    /// (an llg_rs addition, for measuring the binding's overhead).
+    #[getter]
+    fn last_mask_ns(&self) -> u64 {
+        self.last_fill_ns
+    }
+
     /// The width of this matcher's masks in tokens (an llg_rs addition).
     #[getter]
     fn vocab_size(&self) -> usize {
@@ -548,6 +562,7 @@ impl LLMatcher {
             warnings: self.warnings.clone(),
             log_level: self.log_level,
             max_tokens: self.max_tokens,
+            last_fill_ns: 0,
         }
     }
 
