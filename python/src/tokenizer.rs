@@ -460,27 +460,27 @@ impl LLTokenizer {
         let mut toks = self.tokenize_raw_bytes(py, new_bytes, false)?;
         let v = self.vocab();
         let trie = self.factory.trie();
-        // Leave out trailing tokens that a longer token could still replace, and any token
-        // of the trailing word: canonical tokenizers split text at word boundaries, so the
-        // tokens of an unfinished word may change with the next bytes.
+        // Canonical tokenizers split text at word boundaries, so the tokens of an unfinished
+        // trailing word may change with the next bytes; so may a last token that a longer
+        // token extends. Those are left out (the byte vocabulary has neither problem).
         let byte_is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
-        let ends_word = new_bytes.last().is_some_and(|&b| byte_is_word(b));
-        let mut kept_len: usize = toks.iter().map(|&t| v.token_bytes(TokenId(t)).len()).sum();
-        let uncertain = |toks: &[u32], kept: usize| -> bool {
-            let Some(&last) = toks.last() else { return false };
-            let b = v.token_bytes(TokenId(last));
-            let is_special = v.is_special(TokenId(last));
-            if is_special {
-                return false;
-            }
-            trie.has_extensions(b)
-                || (ends_word
-                    && !self.tokenizer().canonical_kind().eq("bytes")
-                    && new_bytes[..kept].iter().rev().take(b.len()).all(|&x| byte_is_word(x)))
+        let word_start = if self.tokenizer().canonical_kind() == "bytes" {
+            new_bytes.len()
+        } else {
+            new_bytes.len() - new_bytes.iter().rev().take_while(|&&b| byte_is_word(b)).count()
         };
-        while uncertain(&toks, kept_len) {
-            let last = toks.pop().expect("checked");
-            kept_len -= v.token_bytes(TokenId(last)).len();
+        let mut end: usize = toks.iter().map(|&t| v.token_bytes(TokenId(t)).len()).sum();
+        while let Some(&last) = toks.last() {
+            let id = TokenId(last);
+            let b = v.token_bytes(id);
+            let at_end = end == new_bytes.len();
+            let uncertain =
+                !v.is_special(id) && ((at_end && trie.has_extensions(b)) || end > word_start);
+            if !uncertain {
+                break;
+            }
+            toks.pop();
+            end -= b.len();
         }
         // Decoded special tokens are their names, not their trie bytes.
         let decoded = v.decode(&toks.iter().map(|&t| TokenId(t)).collect::<Vec<_>>());
