@@ -317,53 +317,35 @@ impl LLTokenizer {
         eos_token: Option<&Bound<'_, PyAny>>,
         slices: Option<Vec<String>>,
     ) -> PyResult<LLTokenizer> {
-        let (mut tok, wrapper) = load(py, tokenizer)?;
-        let eos: Option<Vec<u32>> = match eos_token {
-            None => None,
-            Some(e) if e.is_none() => None,
-            Some(e) => Some(match e.extract::<u32>() {
-                Ok(one) => vec![one],
-                Err(_) => {
-                    let v = e.extract::<Vec<u32>>().map_err(|_| {
-                        PyValueError::new_err(
-                            "eos_token must be an int or a non-empty list of ints",
-                        )
-                    })?;
-                    if v.is_empty() {
-                        return Err(PyValueError::new_err("eos_token list must not be empty"));
-                    }
-                    v
-                }
-            }),
-        };
-        if n_vocab.is_some() || eos.is_some() {
-            tok = tok
-                .map_vocab(|v| {
-                    if let Some(n) = n_vocab {
-                        if n != v.len() {
-                            v.pad_to(n)?;
-                        }
-                    }
-                    if let Some(e) = &eos {
-                        if let Some(&bad) = e.iter().find(|&&t| t as usize >= v.len()) {
-                            return Err(toktrie::Error::new(
-                                toktrie::ErrorKind::Limit,
-                                format!(
-                                    "EOS token ID {bad} is out of range (vocab_size={})",
-                                    v.len()
-                                ),
-                            ));
-                        }
-                        let ids: Vec<TokenId> = e.iter().map(|&t| TokenId(t)).collect();
-                        v.set_eos_tokens(&ids)?;
-                    }
-                    Ok(())
-                })
-                .map_err(val_err)?;
+        let (tok, wrapper) = load(py, tokenizer)?;
+        Self::finish(py, tok, wrapper, n_vocab, eos_token, slices)
+    }
+
+    /// A tokenizer from a tiktoken encoding's parts (what `llg_rs.tiktoken` passes):
+    /// `encoder` maps token bytes to ranks, `special_tokens` names to ids, `pattern` is the
+    /// pre-tokenizer regex.
+    #[staticmethod]
+    #[pyo3(signature = (encoder, special_tokens, pattern, eos_token = None, n_vocab = None, slices = None))]
+    fn from_tiktoken(
+        py: Python<'_>,
+        encoder: std::collections::HashMap<Vec<u8>, u32>,
+        special_tokens: std::collections::HashMap<String, u32>,
+        pattern: &str,
+        eos_token: Option<&Bound<'_, PyAny>>,
+        n_vocab: Option<usize>,
+        slices: Option<Vec<String>>,
+    ) -> PyResult<LLTokenizer> {
+        let mut ranks: Vec<(&Vec<u8>, u32)> = encoder.iter().map(|(b, &r)| (b, r)).collect();
+        ranks.sort_by_key(|&(_, r)| r);
+        let mut data = Vec::with_capacity(ranks.len() * 16);
+        for (b, r) in ranks {
+            data.extend_from_slice(base64(b).as_bytes());
+            data.extend_from_slice(format!(" {r}\n").as_bytes());
         }
-        let factory = py.detach(move || ParserFactory::new(tok)).map_err(val_err)?;
-        let factory = Self::with_factory_slices(factory, slices.as_deref())?;
-        Ok(LLTokenizer { factory, wrapper, slices })
+        let specials: Vec<(&str, TokenId)> =
+            special_tokens.iter().map(|(n, &id)| (n.as_str(), TokenId(id))).collect();
+        let tok = Tokenizer::from_tiktoken(&data, &specials, pattern).map_err(val_err)?;
+        Self::finish(py, tok, None, n_vocab, eos_token, slices)
     }
 
     /// A copy of this tokenizer with other mask slices (`[]`: none).
@@ -537,4 +519,81 @@ impl LLTokenizer {
             self.vocab().eos_tokens().first().map(|t| t.0)
         )
     }
+}
+
+impl LLTokenizer {
+    fn finish(
+        py: Python<'_>,
+        mut tok: Tokenizer,
+        wrapper: Option<Py<PyAny>>,
+        n_vocab: Option<usize>,
+        eos_token: Option<&Bound<'_, PyAny>>,
+        slices: Option<Vec<String>>,
+    ) -> PyResult<LLTokenizer> {
+        let eos: Option<Vec<u32>> = match eos_token {
+            None => None,
+            Some(e) if e.is_none() => None,
+            Some(e) => Some(match e.extract::<u32>() {
+                Ok(one) => vec![one],
+                Err(_) => {
+                    let v = e.extract::<Vec<u32>>().map_err(|_| {
+                        PyValueError::new_err(
+                            "eos_token must be an int or a non-empty list of ints",
+                        )
+                    })?;
+                    if v.is_empty() {
+                        return Err(PyValueError::new_err("eos_token list must not be empty"));
+                    }
+                    v
+                }
+            }),
+        };
+        if n_vocab.is_some() || eos.is_some() {
+            tok = tok
+                .map_vocab(|v| {
+                    if let Some(n) = n_vocab {
+                        if n != v.len() {
+                            v.pad_to(n)?;
+                        }
+                    }
+                    if let Some(e) = &eos {
+                        if let Some(&bad) = e.iter().find(|&&t| t as usize >= v.len()) {
+                            return Err(toktrie::Error::new(
+                                toktrie::ErrorKind::Limit,
+                                format!(
+                                    "EOS token ID {bad} is out of range (vocab_size={})",
+                                    v.len()
+                                ),
+                            ));
+                        }
+                        let ids: Vec<TokenId> = e.iter().map(|&t| TokenId(t)).collect();
+                        v.set_eos_tokens(&ids)?;
+                    }
+                    Ok(())
+                })
+                .map_err(val_err)?;
+        }
+        let factory = py.detach(move || ParserFactory::new(tok)).map_err(val_err)?;
+        let factory = Self::with_factory_slices(factory, slices.as_deref())?;
+        Ok(LLTokenizer { factory, wrapper, slices })
+    }
+}
+
+/// Standard base64 (with padding), for tiktoken rank files.
+fn base64(b: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
+    for c in b.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }

@@ -145,3 +145,29 @@ def test_slices(byte_tok):
     assert masks[0] == masks[1] == masks[2]
     with pytest.raises(ValueError, match="slice"):
         byte_tok.with_slices(["abc"])
+
+
+def test_from_tiktoken_parts():
+    # A tiny byte-level BPE: the 256 bytes, then "ab" (rank 256); one special token.
+    enc = {bytes([i]): i for i in range(256)}
+    enc[b"ab"] = 256
+    t = LLTokenizer.from_tiktoken(enc, {"<|eot|>": 257}, r"\w+|\s+|[^\w\s]+", eos_token=257)
+    assert t.vocab_size == 258 and t.eos_token == 257
+    assert t.tokenize_str("abc ab") == [256, 99, 32, 256]
+    assert t.is_special_token(257)
+
+
+def test_tiktoken_module(o200k):
+    tiktoken = pytest.importorskip("tiktoken", reason="tiktoken not installed: pip install tiktoken")
+    import llg_rs.tiktoken
+
+    # An Encoding built here (no download): o200k's ranks with GPT-2's pre-tokenizer.
+    n = 199998
+    ranks = {o200k.decode_bytes([i]): i for i in range(n)}
+    pat = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+    enc = tiktoken.Encoding("test", pat_str=pat, mergeable_ranks=ranks,
+                            special_tokens={"<|endoftext|>": n, "<|endofprompt|>": n + 1})
+    t = llg_rs.tiktoken.lltokenizer_from_encoding(enc)
+    assert t.eos_token == enc.eot_token == n
+    for s in ["Hello, world!", "  x = [1, 2]\n", "日本語 text", "don't  stop"]:
+        assert t.tokenize_str(s) == enc.encode_ordinary(s), s

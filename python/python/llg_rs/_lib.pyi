@@ -28,6 +28,15 @@ class LLTokenizer:
         eos_token: Optional[Union[TokenId, List[TokenId]]] = None,
         slices: Optional[List[str]] = None,
     ) -> "LLTokenizer": ...
+    @staticmethod
+    def from_tiktoken(
+        encoder: Dict[bytes, int],
+        special_tokens: Dict[str, int],
+        pattern: str,
+        eos_token: Optional[Union[TokenId, List[TokenId]]] = None,
+        n_vocab: Optional[int] = None,
+        slices: Optional[List[str]] = None,
+    ) -> "LLTokenizer": ...
     def with_slices(self, slices: List[str]) -> "LLTokenizer": ...
     @staticmethod
     def general_slices() -> List[str]: ...
