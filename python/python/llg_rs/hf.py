@@ -38,11 +38,22 @@ class LogitsProcessor(transformers.LogitsProcessor):
     The tokens generated since the last call are consumed first, so the processor follows
     ``model.generate`` (greedy or sampled). After the sequence ends (EOS, or a matcher that
     stopped), only EOS is allowed.
+
+    A processor follows one ``generate`` call: for another, call ``reset()`` (which also
+    resets the matchers) or make a new processor with fresh matchers.
     """
 
     def __init__(self, matcher: Union[LLMatcher, Sequence[LLMatcher]]):
         self.matchers: List[LLMatcher] = [matcher] if isinstance(matcher, LLMatcher) else list(matcher)
         self._prompt_len: Optional[int] = None
+        self._seen = 0
+
+    def reset(self) -> None:
+        """Readies the processor for another ``generate`` call: resets each matcher to the
+        start of its grammar and forgets the previous prompt."""
+        for m in self.matchers:
+            m.reset()
+        self._prompt_len = None
         self._seen = 0
 
     def __call__(self, input_ids, scores):
@@ -53,6 +64,11 @@ class LogitsProcessor(transformers.LogitsProcessor):
         batch = input_ids.shape[0]
         if batch != len(self.matchers):
             raise ValueError(f"{len(self.matchers)} matchers for a batch of {batch}")
+        if self._prompt_len is not None and input_ids.shape[1] < self._seen:
+            # Sequences only grow within one generate() call: this is a new one.
+            raise ValueError(
+                "LogitsProcessor reused for a new generation: call reset() first (or make a new one)"
+            )
         if self._prompt_len is None:
             self._prompt_len = input_ids.shape[1]
             self._seen = self._prompt_len
