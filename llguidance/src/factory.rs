@@ -282,6 +282,28 @@ impl ParserFactory {
         compile_thread::run(run)?
     }
 
+    /// LLGuidance's grammar string ([`GrammarSource::LlGuidance`]) compiled, with its
+    /// `max_tokens` and the warnings of lenient JSON Schema compilation (parsed once).
+    pub fn compile_llguidance(
+        &self,
+        text: &str,
+    ) -> Result<(Arc<CompiledGrammar>, Option<usize>, Vec<String>), Error> {
+        let text = text.to_string();
+        let shared = Arc::clone(&self.shared);
+        let run = move || -> Result<(Arc<CompiledGrammar>, Option<usize>, Vec<String>), Error> {
+            let (ir, max_tokens, warnings) = if grammars::top_level::looks_like_json(&text) {
+                let t = grammars::top_level::parse(&text)?;
+                (t.set, t.max_tokens, t.warnings)
+            } else {
+                (grammars::lark::parse(&text)?, None, Vec::new())
+            };
+            let vocab = shared.tokenizer.vocab();
+            let g = Arc::new(grammars::compile(&ir, Some(vocab), &shared.limits)?);
+            Ok((g, max_tokens, warnings))
+        };
+        compile_thread::run(run)?
+    }
+
     /// A matcher for a grammar source.
     pub fn create_matcher(&self, source: &GrammarSource) -> Result<Matcher, Error> {
         let vocab = self.shared.tokenizer.vocab();
@@ -306,14 +328,14 @@ impl ParserFactory {
             }
             _ => {}
         }
-        let g = self.compile(source)?;
-        let mut m = self.matcher_for(g)?;
-        if let GrammarSource::LlGuidance(s) = source {
-            if grammars::top_level::looks_like_json(s) {
-                m.set_max_tokens(grammars::top_level::parse(s)?.max_tokens);
-            }
+        if let GrammarSource::LlGuidance(text) = source {
+            let (g, max_tokens, _) = self.compile_llguidance(text)?;
+            let mut m = self.matcher_for(g)?;
+            m.set_max_tokens(max_tokens);
+            return Ok(m);
         }
-        Ok(m)
+        let g = self.compile(source)?;
+        self.matcher_for(g)
     }
 
     /// A matcher for a compiled grammar.

@@ -248,6 +248,16 @@ impl Matcher {
     /// The set of tokens allowed next (EOS iff the grammar is accepting; after a stop,
     /// only EOS).
     pub fn compute_mask(&mut self) -> Result<TokenSet, Error> {
+        // A repeated position is answered from the last mask without taking the shared
+        // lexer's lock (matchers of one grammar on several threads do not wait for it).
+        if self.error.is_none() && self.stop == StopReason::NotStopped {
+            if let (Backend::Earley(p), Some((k, mask))) = (&self.backend, &self.last_mask) {
+                if *k == p.position_key() {
+                    self.mask_cache_hits += 1;
+                    return Ok(mask.clone());
+                }
+            }
+        }
         self.guarded(true, |m| {
             if m.stop != StopReason::NotStopped {
                 return Ok(m.eos_only());

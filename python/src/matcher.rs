@@ -1,7 +1,7 @@
 //! `LLMatcher`: one sequence's state, with LLGuidance's error-state contract, and the static
 //! grammar helpers (`grammar_from_*`, `validate_grammar*`).
 
-use llguidance::{GrammarSource, Matcher, ParserFactory, StopReason, TokenId, TokenSet};
+use llguidance::{Matcher, ParserFactory, StopReason, TokenId, TokenSet};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
@@ -377,23 +377,20 @@ pub(crate) fn schema_grammar(
     Ok(g.to_string())
 }
 
-/// Compiles a grammar string for a tokenizer: (matcher or error, warnings).
+/// Compiles a grammar string for a tokenizer, GIL released: (matcher or error, its
+/// `max_tokens`, warnings).
 fn build(
     py: Python<'_>,
     factory: &ParserFactory,
     grammar: &str,
-) -> (Result<Matcher, String>, Vec<String>) {
+) -> (Result<Matcher, String>, Option<usize>, Vec<String>) {
     let f = factory.clone();
     let g = grammar.to_string();
-    py.detach(move || {
-        let warnings = if grammars::top_level::looks_like_json(&g) {
-            grammars::top_level::parse(&g).map(|t| t.warnings).unwrap_or_default()
-        } else {
-            Vec::new()
-        };
-        let r =
-            f.create_matcher(&GrammarSource::LlGuidance(g)).map_err(|e| e.message().to_string());
-        (r, warnings)
+    py.detach(move || match f.compile_llguidance(&g) {
+        Ok((compiled, max_tokens, warnings)) => {
+            (f.matcher_for(compiled).map_err(|e| e.message().to_string()), max_tokens, warnings)
+        }
+        Err(e) => (Err(e.message().to_string()), None, Vec::new()),
     })
 }
 
@@ -421,7 +418,7 @@ impl LLMatcher {
             Some(l) => l.apply(&tokenizer.factory),
             None => tokenizer.factory.clone(),
         };
-        let (r, warnings) = build(py, &factory, grammar);
+        let (r, max_tokens, warnings) = build(py, &factory, grammar);
         let mut m = LLMatcher {
             factory,
             inner: None,
@@ -433,12 +430,10 @@ impl LLMatcher {
             last_fill_ns: 0,
         };
         match r {
-            Ok(mut inner) => {
-                if grammars::top_level::looks_like_json(grammar) {
-                    m.max_tokens =
-                        grammars::top_level::parse(grammar).ok().and_then(|t| t.max_tokens);
-                }
-                inner.set_max_tokens(None);
+            Ok(inner) => {
+                // LLGuidance's max_tokens is enforced here (one more token is an error), not
+                // by the inner matcher's stop.
+                m.max_tokens = max_tokens;
                 m.inner = Some(inner);
                 m.update_no_ext();
             }
@@ -478,7 +473,7 @@ impl LLMatcher {
             Some(l) => l.apply(&base),
             None => base,
         };
-        let (r, warnings) = build(py, &factory, grammar);
+        let (r, _, warnings) = build(py, &factory, grammar);
         match r {
             Ok(_) => (false, warnings),
             Err(e) => (true, vec![e]),

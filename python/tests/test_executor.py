@@ -148,3 +148,30 @@ def test_executor_threads():
     assert LLExecutor(num_threads=0).num_threads >= 1
     with pytest.raises(OverflowError):
         LLExecutor(num_threads=-1)
+
+
+def test_numpy_fill_cache(byte_tok):
+    # fill_next_token_bitmask remembers the last array; other arrays, reshapes and bad
+    # arrays must still be handled.
+    m = LLMatcher(byte_tok, AB)
+    a = lnp.allocate_token_bitmask(3, 262)
+    b = lnp.allocate_token_bitmask(2, 262)
+    lnp.fill_next_token_bitmask(m, a, 2)
+    lnp.fill_next_token_bitmask(m, b, -1)
+    assert row_bits(a[2]) == [97] and row_bits(b[1]) == [97]
+    assert (a[:2] == -1).all() and (b[0] == -1).all()
+    with pytest.raises(IndexError):
+        lnp.fill_next_token_bitmask(m, a, 3)
+    with pytest.raises(IndexError):
+        lnp.fill_next_token_bitmask(m, a, -4)
+    ro = np.broadcast_to(np.full(9, -1, np.int32), (4, 9))
+    with pytest.raises(AssertionError, match="writable"):
+        lnp.fill_next_token_bitmask(m, ro, 0)
+    c = lnp.allocate_token_bitmask(4, 262)
+    lnp.fill_next_token_bitmask(m, c, 0)
+    c.shape = (2, 18)  # same memory, other shape: the wrong width is refused
+    with pytest.raises(ValueError, match="Invalid buffer size"):
+        lnp.fill_next_token_bitmask(m, c, 0)
+    view = a[1:]
+    lnp.fill_next_token_bitmask(m, view, 0)
+    assert row_bits(a[1]) == [97]

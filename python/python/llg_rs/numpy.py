@@ -23,12 +23,34 @@ def _check(bitmask: NDArray[np.int32]) -> None:
     assert bitmask.ndim == 2, "Mask must be 2D"
 
 
+# The last bitmask filled, described once: (array, shape, data address, row stride, rows,
+# row bytes). Servers fill rows of the same array step after step; numpy's `.ctypes.data`
+# costs ~3 us, so it is read once per array. The array is held, so its memory cannot be
+# freed or reallocated (`ndarray.resize` refuses while it is referenced) under the cache.
+_last = None
+
+
+def _describe(bitmask: NDArray[np.int32]):
+    _check(bitmask)
+    assert bitmask.strides[1] == 4 or bitmask.shape[1] <= 1, "Mask must be contiguous"
+    assert bitmask.flags.writeable, "Mask must be writable"
+    d = (bitmask, bitmask.shape, bitmask.ctypes.data, bitmask.strides[0], bitmask.shape[0], bitmask.shape[1] * 4)
+    global _last
+    _last = d
+    return d
+
+
 def fill_next_token_bitmask(matcher: LLMatcher, bitmask: NDArray[np.int32], index: int = 0) -> None:
     """Computes the matcher's mask into row ``index``."""
-    _check(bitmask)
-    row = bitmask[index, :]
-    assert row.flags["C_CONTIGUOUS"], "Mask must be contiguous"
-    matcher.unsafe_compute_mask_ptr(row.ctypes.data, row.nbytes)
+    d = _last
+    if d is None or d[0] is not bitmask or d[1] != bitmask.shape:
+        d = _describe(bitmask)
+    rows = d[4]
+    if index < 0:
+        index += rows
+    if not 0 <= index < rows:
+        raise IndexError(f"index {index} is out of bounds for axis 0 with size {rows}")
+    matcher.unsafe_compute_mask_ptr(d[2] + index * d[3], d[5])
 
 
 def fill_next_token_bitmask_par(
