@@ -29,6 +29,10 @@ fn looks_like_path(name: &str) -> bool {
         || [".json", ".tiktoken", ".model"].iter().any(|ext| lower.ends_with(ext))
 }
 
+/// A compiled LLGuidance grammar string: the grammar, its `max_tokens`, and the warnings of
+/// lenient JSON Schema compilation ([`ParserFactory::compile_llguidance`]).
+pub type LlGuidanceGrammar = (Arc<CompiledGrammar>, Option<usize>, Vec<String>);
+
 /// Where a grammar comes from.
 #[derive(Clone, Debug)]
 pub enum GrammarSource {
@@ -284,13 +288,10 @@ impl ParserFactory {
 
     /// LLGuidance's grammar string ([`GrammarSource::LlGuidance`]) compiled, with its
     /// `max_tokens` and the warnings of lenient JSON Schema compilation (parsed once).
-    pub fn compile_llguidance(
-        &self,
-        text: &str,
-    ) -> Result<(Arc<CompiledGrammar>, Option<usize>, Vec<String>), Error> {
+    pub fn compile_llguidance(&self, text: &str) -> Result<LlGuidanceGrammar, Error> {
         let text = text.to_string();
         let shared = Arc::clone(&self.shared);
-        let run = move || -> Result<(Arc<CompiledGrammar>, Option<usize>, Vec<String>), Error> {
+        let run = move || -> Result<LlGuidanceGrammar, Error> {
             let (ir, max_tokens, warnings) = if grammars::top_level::looks_like_json(&text) {
                 let t = grammars::top_level::parse(&text)?;
                 (t.set, t.max_tokens, t.warnings)
@@ -357,9 +358,13 @@ impl ParserFactory {
             let e = Error::new(ErrorKind::Usage, "mask buffer too small for the batch");
             return matchers.iter().map(|_| Err(e.clone())).collect();
         }
+        // A few matchers per task: one task per matcher costs more in the pool than a mask
+        // answered from the last one.
+        let min_len = (matchers.len() / (4 * rayon::current_num_threads().max(1))).max(1);
         matchers
             .par_iter_mut()
             .zip(out.par_chunks_mut(words))
+            .with_min_len(min_len)
             .map(|(m, chunk)| {
                 let r = m.compute_mask_into(chunk);
                 if r.is_err() {

@@ -33,7 +33,7 @@ mod matcher;
 pub mod ffi;
 
 pub use error::{Error, ErrorKind};
-pub use factory::{GrammarSource, ParserFactory, TOKEN_DFA_BUDGET};
+pub use factory::{GrammarSource, LlGuidanceGrammar, ParserFactory, TOKEN_DFA_BUDGET};
 pub use matcher::{Engine, Matcher, SliceStats, StopReason};
 pub use slicer::SliceSpec;
 pub use toktrie::{TokenId, TokenSet, Tokenizer};

@@ -298,10 +298,20 @@ impl Matcher {
         })
     }
 
-    /// [`Matcher::compute_mask`] into a caller's buffer of at least `(vocab + 31) / 32` words.
+    /// [`Matcher::compute_mask`] into a caller's buffer of at least `(vocab + 31) / 32` words
+    /// (a repeated position is copied from the last mask, with no allocation).
     pub fn compute_mask_into(&mut self, out: &mut [u32]) -> Result<(), Error> {
+        let usage = |e: toktrie::Error| Error::new(ErrorKind::Usage, e.to_string());
+        if self.error.is_none() && self.stop == StopReason::NotStopped {
+            if let (Backend::Earley(p), Some((k, mask))) = (&self.backend, &self.last_mask) {
+                if *k == p.position_key() {
+                    self.mask_cache_hits += 1;
+                    return mask.write_to(out).map_err(usage);
+                }
+            }
+        }
         let mask = self.compute_mask()?;
-        mask.write_to(out).map_err(|e| Error::new(ErrorKind::Usage, e.to_string()))
+        mask.write_to(out).map_err(usage)
     }
 
     /// Consumes one token; a token the grammar does not allow is an error (sticky).

@@ -144,10 +144,17 @@ impl LLMatcher {
 
     pub(crate) fn fill(&mut self, out: &mut [u32]) {
         let t0 = std::time::Instant::now();
-        let m = self.mask();
-        if m.write_to(out).is_err() {
+        let direct = self.error_message().is_none() && !self.no_ext;
+        let r = match (direct, self.inner.as_mut()) {
+            (true, Some(m)) => m.compute_mask_into(out).map_err(|e| e.message().to_string()),
+            _ => Err(String::new()),
+        };
+        if let Err(msg) = r {
+            if !msg.is_empty() {
+                self.set_error(msg);
+            }
             out.fill(0);
-            for t in m.iter() {
+            for t in self.eos_only().iter() {
                 out[t.as_usize() / 32] |= 1 << (t.as_usize() % 32);
             }
         }
