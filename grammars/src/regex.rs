@@ -14,7 +14,7 @@ pub fn parse(src: &str) -> Result<GrammarSet, Error> {
             regex_syntax::Error::Translate(t) => (t.span().start.offset, t.kind().to_string()),
             _ => (0, e.to_string()),
         };
-        return Err(Error::at(ErrorKind::Value, format!("bad regex: {msg}"), src, offset));
+        return Err(Error::at(ErrorKind::Value, format!("invalid regex: {msg}"), src, offset));
     }
     Ok(GrammarSet {
         grammars: vec![Grammar {

@@ -305,6 +305,35 @@ impl ParserFactory {
         compile_thread::run(run)?
     }
 
+    /// Checks LLGuidance's grammar string without the tokenizer it will run with: special
+    /// tokens (`<[id]>`, `<|name|>`) are not resolved but counted, and the rest compiles as
+    /// usual. Returns the warnings (lenient JSON Schema, and `no tokenizer - can't validate
+    /// <[...]> (N times)` when there are special tokens).
+    pub fn check_llguidance_without_tokenizer(&self, text: &str) -> Result<Vec<String>, Error> {
+        let text = text.to_string();
+        let shared = Arc::clone(&self.shared);
+        let run = move || -> Result<Vec<String>, Error> {
+            let (mut ir, mut warnings) = if grammars::top_level::looks_like_json(&text) {
+                let t = grammars::top_level::parse(&text)?;
+                (t.set, t.warnings)
+            } else {
+                (grammars::lark::parse(&text)?, Vec::new())
+            };
+            let mut n = 0;
+            for g in &mut ir.grammars {
+                for r in &mut g.rules {
+                    n += unresolve_specials(&mut r.body);
+                }
+            }
+            grammars::compile(&ir, Some(shared.tokenizer.vocab()), &shared.limits)?;
+            if n > 0 {
+                warnings.push(format!("no tokenizer - can't validate <[...]> ({n} times)"));
+            }
+            Ok(warnings)
+        };
+        compile_thread::run(run)?
+    }
+
     /// A matcher for a grammar source.
     pub fn create_matcher(&self, source: &GrammarSource) -> Result<Matcher, Error> {
         let vocab = self.shared.tokenizer.vocab();
@@ -380,6 +409,21 @@ impl ParserFactory {
 /// a thread per compile cost ~50 µs of a ~800 µs MaskBench compile (more on a busy
 /// machine); handing a job to an idle one costs a wake-up. An idle thread keeps the stack
 /// pages its deepest compile touched (bounded by the stack size).
+/// Replaces the special tokens of `e` by a byte no text contains (for checking a grammar
+/// without its tokenizer); returns how many there were.
+fn unresolve_specials(e: &mut grammars::ir::Expr) -> usize {
+    use grammars::ir::Expr;
+    match e {
+        Expr::Special(_) => {
+            *e = Expr::Lexeme(lexer::RegexSpec::Bytes(vec![0xFF]));
+            1
+        }
+        Expr::Seq(v) | Expr::Alt(v) => v.iter_mut().map(unresolve_specials).sum(),
+        Expr::Repeat { expr, .. } | Expr::If { expr, .. } => unresolve_specials(expr),
+        _ => 0,
+    }
+}
+
 mod compile_thread {
     use std::panic::{catch_unwind, AssertUnwindSafe};
     use std::sync::mpsc;

@@ -1,8 +1,8 @@
-//! `LLParserLimits`: LLGuidance's resource limits. `max_grammar_size` (below its default)
-//! bounds the compiled rule array; the others are accepted and reported
-//! (this engine bounds its per-step work with its own fixed limits).
+//! `LLParserLimits`: LLGuidance's resource limits. `max_grammar_size` and
+//! `initial_lexer_fuel`, when set below their defaults, are checked on the compiled grammar
+//! with LLGuidance's messages; the others are accepted and reported (this engine bounds its
+//! per-step work with its own fixed limits).
 
-use llguidance::ParserFactory;
 use pyo3::prelude::*;
 
 /// Resource limits for grammar compilation and parsing.
@@ -28,16 +28,35 @@ pub struct LLParserLimits {
 }
 
 impl LLParserLimits {
-    /// The factory with these limits applied.
-    pub(crate) fn apply(&self, f: &ParserFactory) -> ParserFactory {
-        // LLGuidance's default (500,000 symbols) is below what this engine's default rule
-        // array allows, so only a smaller, explicit value tightens it.
-        if self.max_grammar_size >= 500_000 {
-            return f.clone();
+    /// LLGuidance's compile-time limits, when set below their defaults, on a compiled
+    /// grammar: its size in symbols (the flat rule array) and the size of its lexemes (the
+    /// regexes' serialized length, our measure of the initial lexer's work); the error
+    /// message if one is exceeded, in LLGuidance's words.
+    pub(crate) fn check(&self, g: &grammars::CompiledGrammar) -> Option<String> {
+        if self.max_grammar_size < 500_000 {
+            let size = g.cfg.rule_array_len();
+            if size > self.max_grammar_size {
+                return Some(format!(
+                    "grammar size (number of symbols) too big (limit for this grammar: {})",
+                    self.max_grammar_size
+                ));
+            }
         }
-        let mut l = f.compile_limits().clone();
-        l.max_rule_array = self.max_grammar_size;
-        f.with_compile_limits(l)
+        if self.initial_lexer_fuel < 1_000_000 {
+            let mut cost = 0u64;
+            for i in 0..g.spec.len() {
+                if let Some(l) = g.spec.get(lexer::LexemeIdx::new(i)) {
+                    cost += serde_json::to_string(&l.regex).map_or(0, |s| s.len() as u64);
+                }
+            }
+            if cost > self.initial_lexer_fuel {
+                return Some(format!(
+                    "initial lexer configuration (grammar) too big (limit for this grammar: {})",
+                    self.initial_lexer_fuel
+                ));
+            }
+        }
+        None
     }
 }
 

@@ -163,6 +163,13 @@ impl LLMatcher {
 
     /// Consumes one token (LLGuidance's rules); false puts the matcher in its error state.
     pub(crate) fn consume(&mut self, t: u32) -> bool {
+        self.consume_one(t, true)
+    }
+
+    /// Consumes one token; `check_end`: then find out whether only EOS can follow
+    /// (LLGuidance checks that after each `consume_token`, and once after a
+    /// `consume_tokens` list, so an EOS ending the list makes it `EndOfSentence`).
+    fn consume_one(&mut self, t: u32, check_end: bool) -> bool {
         if self.error_message().is_some() {
             return false;
         }
@@ -187,7 +194,7 @@ impl LLMatcher {
         }
         match m.consume_token(TokenId(t)) {
             Ok(()) => {
-                if !is_eos {
+                if !is_eos && check_end {
                     self.update_no_ext();
                 }
                 true
@@ -217,6 +224,11 @@ impl LLMatcher {
     /// How many of `tokens` are allowed in turn, state unchanged afterwards.
     fn count_valid(&mut self, tokens: &[u32], commit: bool) -> usize {
         let mut n = 0;
+        let mut eos_seen = false;
+        // A matcher already stopped validates nothing, not even EOS (as LLGuidance).
+        if !commit && (self.no_ext || self.inner.as_ref().is_some_and(|m| m.is_stopped())) {
+            return 0;
+        }
         let start = self.inner.as_ref().map_or(0, |m| m.tokens().len());
         let no_ext0 = self.no_ext;
         for &t in tokens {
@@ -239,13 +251,18 @@ impl LLMatcher {
                 }
                 break;
             }
-            if (self.no_ext || m.is_stopped()) && !is_eos {
+            // After a stop: try_consume takes nothing more; validate counts one EOS (as
+            // LLGuidance does).
+            let stopped = self.no_ext || m.is_stopped();
+            if (stopped && (commit || !is_eos)) || (is_eos && eos_seen) {
                 break;
             }
             match m.try_consume_tokens(&[TokenId(t)]) {
                 Ok(1) => {
                     n += 1;
-                    if !is_eos {
+                    if is_eos {
+                        eos_seen = true;
+                    } else {
                         self.update_no_ext();
                     }
                 }
@@ -284,7 +301,9 @@ impl LLMatcher {
             self.set_error(e.message().to_string());
             return false;
         }
-        self.update_no_ext();
+        // As LLGuidance: a rollback leaves the matcher not stopped; whether only EOS can
+        // follow is found out again at the next token.
+        self.no_ext = false;
         true
     }
 
@@ -385,16 +404,22 @@ pub(crate) fn schema_grammar(
 }
 
 /// Compiles a grammar string for a tokenizer, GIL released: (matcher or error, its
-/// `max_tokens`, warnings).
+/// `max_tokens`, warnings). The limits LLGuidance checks at compile time are applied to the
+/// compiled grammar with its messages.
 fn build(
     py: Python<'_>,
     factory: &ParserFactory,
     grammar: &str,
+    limits: Option<&LLParserLimits>,
 ) -> (Result<Matcher, String>, Option<usize>, Vec<String>) {
     let f = factory.clone();
     let g = grammar.to_string();
+    let limits = limits.cloned();
     py.detach(move || match f.compile_llguidance(&g) {
         Ok((compiled, max_tokens, warnings)) => {
+            if let Some(e) = limits.as_ref().and_then(|l| l.check(&compiled)) {
+                return (Err(e), None, Vec::new());
+            }
             (f.matcher_for(compiled).map_err(|e| e.message().to_string()), max_tokens, warnings)
         }
         Err(e) => (Err(e.message().to_string()), None, Vec::new()),
@@ -421,11 +446,8 @@ impl LLMatcher {
         log_level: i32,
         limits: Option<&LLParserLimits>,
     ) -> LLMatcher {
-        let factory = match limits {
-            Some(l) => l.apply(&tokenizer.factory),
-            None => tokenizer.factory.clone(),
-        };
-        let (r, max_tokens, warnings) = build(py, &factory, grammar);
+        let factory = tokenizer.factory.clone();
+        let (r, max_tokens, warnings) = build(py, &factory, grammar, limits);
         let mut m = LLMatcher {
             factory,
             inner: None,
@@ -475,12 +497,17 @@ impl LLMatcher {
         tokenizer: Option<&LLTokenizer>,
         limits: Option<&LLParserLimits>,
     ) -> (bool, Vec<String>) {
-        let base = tokenizer.map_or_else(|| byte_factory().clone(), |t| t.factory.clone());
-        let factory = match limits {
-            Some(l) => l.apply(&base),
-            None => base,
-        };
-        let (r, _, warnings) = build(py, &factory, grammar);
+        let factory = tokenizer.map_or_else(|| byte_factory().clone(), |t| t.factory.clone());
+        if tokenizer.is_none() {
+            // Without the tokenizer, token references are counted, not resolved.
+            let f = factory.clone();
+            let g = grammar.to_string();
+            return match py.detach(move || f.check_llguidance_without_tokenizer(&g)) {
+                Ok(w) => (false, w),
+                Err(e) => (true, vec![e.message().to_string()]),
+            };
+        }
+        let (r, _, warnings) = build(py, &factory, grammar, limits);
         match r {
             Ok(_) => (false, warnings),
             Err(e) => (true, vec![e]),
@@ -501,12 +528,12 @@ impl LLMatcher {
         let o = options_arg(py, overrides, "overrides")?;
         if d.is_none() && o.is_none() {
             // The schema as given (checked to be JSON, not compiled), as LLGuidance wraps it.
+            // The schema text as given, unchecked, as LLGuidance wraps it (an invalid one is
+            // the matcher's error).
             let text = match schema.cast::<PyString>() {
                 Ok(s) => s.to_cow()?.to_string(),
                 Err(_) => json_arg(py, schema, "schema")?.to_string(),
             };
-            let _: Value = serde_json::from_str(&text)
-                .map_err(|e| PyValueError::new_err(format!("schema: invalid JSON: {e}")))?;
             return Ok(format!("{{ \"grammars\": [{{ \"json_schema\": {text} }}] }}"));
         }
         let s = json_arg(py, schema, "schema")?;
@@ -659,11 +686,27 @@ impl LLMatcher {
             if self.error_message().is_some() {
                 return false;
             }
-            sampled_tokens.iter().all(|&t| self.consume(t))
+            if !sampled_tokens.iter().all(|&t| self.consume_one(t, false)) {
+                return false;
+            }
+            let eos = self.vocab().eos_tokens();
+            if sampled_tokens.iter().any(|t| !eos.contains(&TokenId(*t))) {
+                self.update_no_ext();
+            }
+            true
         })
     }
 
     fn validate_tokens(&mut self, py: Python<'_>, tokens: Vec<u32>) -> usize {
+        // As LLGuidance: an id out of range anywhere in the list is an error, and nothing
+        // of the list is valid.
+        let n = self.vocab().len();
+        if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= n) {
+            if self.error_message().is_none() {
+                self.set_error(format!("token id {bad} out of range"));
+            }
+            return 0;
+        }
         py.detach(|| self.count_valid(&tokens, false))
     }
 

@@ -166,10 +166,29 @@ impl LLTokenizer {
         bytes: &[u8],
         special: bool,
     ) -> PyResult<Vec<u32>> {
+        if self.wrapper.is_none() {
+            if special {
+                if let Ok(s) = std::str::from_utf8(bytes) {
+                    return self.tokenize_text(py, s, true);
+                }
+            }
+            // Valid UTF-8 runs canonically, the rest greedily; the special-token marker
+            // byte followed by a name or `[id]` is that token.
+            let tok = self.tokenizer().clone();
+            let b = bytes.to_vec();
+            let r = py.detach(move || {
+                if tok.has_canonical() {
+                    tok.tokenize_bytes(&b)
+                } else {
+                    tok.tokenize_greedy(&b)
+                }
+            });
+            return Ok(r.map_err(val_err)?.into_iter().map(|t| t.0).collect());
+        }
         match std::str::from_utf8(bytes) {
             Ok(s) => self.tokenize_text(py, s, special),
             Err(e) => {
-                // The valid prefix canonically, the rest greedily.
+                // The valid prefix through the wrapper, the rest greedily.
                 let valid = e.valid_up_to();
                 let s = std::str::from_utf8(&bytes[..valid]).expect("checked");
                 let mut out = self.tokenize_text(py, s, special)?;
@@ -451,26 +470,27 @@ impl LLTokenizer {
         } else {
             new_bytes.len() - new_bytes.iter().rev().take_while(|&&b| byte_is_word(b)).count()
         };
-        let mut end: usize = toks.iter().map(|&t| v.token_bytes(TokenId(t)).len()).sum();
+        // Tokens are left out from the end; `tail` bytes of the input are theirs (regular
+        // tokens only: a special token always stays, and ends the search).
+        let mut tail = 0usize;
         while let Some(&last) = toks.last() {
             let id = TokenId(last);
+            if v.is_special(id) {
+                break;
+            }
             let b = v.token_bytes(id);
-            let at_end = end == new_bytes.len();
-            let uncertain =
-                !v.is_special(id) && ((at_end && trie.has_extensions(b)) || end > word_start);
+            let end = new_bytes.len() - tail;
+            if b.len() > end || !new_bytes[..end].ends_with(b) {
+                break;
+            }
+            let uncertain = (tail == 0 && trie.has_extensions(b)) || end > word_start;
             if !uncertain {
                 break;
             }
             toks.pop();
-            end -= b.len();
+            tail += b.len();
         }
-        // Decoded special tokens are their names, not their trie bytes.
-        let decoded = v.decode(&toks.iter().map(|&t| TokenId(t)).collect::<Vec<_>>());
-        let rest =
-            if new_bytes.starts_with(&decoded) { &new_bytes[decoded.len()..] } else { new_bytes };
-        if rest.len() == new_bytes.len() {
-            toks.clear();
-        }
+        let rest = &new_bytes[new_bytes.len() - tail..];
         Ok((toks, PyBytes::new(py, rest)))
     }
 

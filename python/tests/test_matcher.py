@@ -24,9 +24,13 @@ def test_basic_walk(byte_tok):
     assert m.consume_token(97)
     assert bits(m.compute_bitmask()) == [98, 99]
     assert m.validate_tokens([98, 98]) == 1
-    assert m.validate_tokens([99, 261]) == 2
+    assert m.validate_tokens([99, 261]) == 2 and m.validate_tokens([99, 261, 261]) == 2
     assert m.validate_tokens([120]) == 0 and m.validate_tokens([]) == 0
     assert m.try_consume_tokens([98, 98]) == 1
+    # After the end of the grammar: try_consume and validate take nothing (EOS is only
+    # counted when the end is reached within the list).
+    assert m.try_consume_tokens([261]) == 0
+    assert m.validate_tokens([261, 261]) == 0
     assert m.is_accepting() and m.is_stopped() and m.stop_reason() == "NoExtension"
     assert bits(m.compute_bitmask()) == [261]
     assert m.consume_token(261) and m.stop_reason() == "NoExtension"
@@ -151,8 +155,10 @@ def test_grammar_helpers(byte_tok):
     )
     assert json.loads(s)["grammars"][0]["json_schema"]["x-guidance"] == {
         "whitespace_flexible": False, "coerce_one_of": False, "lenient": True}
+    # Schema text is wrapped unchecked (as LLGuidance does); the matcher reports it.
+    assert LLMatcher(llg_rs.LLTokenizer("byte"), LLMatcher.grammar_from_json_schema("not json")).is_error()
     with pytest.raises(ValueError):
-        LLMatcher.grammar_from_json_schema("not json")
+        LLMatcher.grammar_from_json_schema({"type": "string"}, defaults="not json")
     for g in [s, LLMatcher.grammar_from_regex("a+"), 'start: "a"']:
         assert LLMatcher.validate_grammar(g) == ""
         assert LLMatcher.validate_grammar(g, byte_tok) == ""

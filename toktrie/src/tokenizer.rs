@@ -226,7 +226,8 @@ impl Tokenizer {
     }
 
     /// Canonical tokenization of bytes. [`crate::SPECIAL_TOKEN_MARKER`] followed by a
-    /// special token name (the trie bytes of a special token) becomes that token; the rest
+    /// special token name (the trie bytes of a special token) becomes that token, and the
+    /// marker followed by `[id]` the token of that id (LLGuidance's notation); the rest
     /// is split into maximal valid UTF-8 runs, each tokenized with [`Tokenizer::tokenize`],
     /// and invalid UTF-8 between them, tokenized by greedy longest match (there is no
     /// canonical answer for it; byte-level and byte-fallback vocabularies give byte tokens).
@@ -236,7 +237,10 @@ impl Tokenizer {
         let (mut start, mut i) = (0, 0);
         while i < bytes.len() {
             if bytes[i] == crate::SPECIAL_TOKEN_MARKER {
-                if let Some((n, id)) = specials.find(&bytes[i + 1..]) {
+                let found = specials
+                    .find(&bytes[i + 1..])
+                    .or_else(|| self.token_by_id_syntax(&bytes[i + 1..]));
+                if let Some((n, id)) = found {
                     self.tokenize_bytes_no_marker(&bytes[start..i], &mut out)?;
                     out.push(id);
                     i += 1 + n;
@@ -248,6 +252,19 @@ impl Tokenizer {
         }
         self.tokenize_bytes_no_marker(&bytes[start..], &mut out)?;
         Ok(out)
+    }
+
+    /// `[123]` (after the marker): any token by id, as LLGuidance writes tokens in byte
+    /// strings; (its length, the id) when the id is in the vocabulary.
+    fn token_by_id_syntax(&self, b: &[u8]) -> Option<(usize, TokenId)> {
+        let rest = b.strip_prefix(b"[")?;
+        let end = rest.iter().position(|&c| c == b']')?;
+        let digits = &rest[..end];
+        if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let id: usize = std::str::from_utf8(digits).ok()?.parse().ok()?;
+        (id < self.inner.vocab.len()).then(|| (end + 2, TokenId::from_usize(id)))
     }
 
     fn tokenize_bytes_no_marker(

@@ -1224,9 +1224,9 @@ impl<'a> Ctx<'a> {
         if let Some(f) = unknown_format {
             if !n.str_.is_nothing() {
                 if !self.opts.lenient {
-                    return Err(unsupported("format", &format!("unknown format {f:?}")));
+                    return Err(unsupported("format", &format!("Unknown format: {f}")));
                 }
-                self.warnings.push(format!("unknown format {f:?} ignored"));
+                self.warnings.push(format!("Unknown format: {f} (ignored)"));
             }
         }
         for (part, why) in contradicted {

@@ -855,7 +855,7 @@ impl P<'_> {
                 regex_syntax::Error::Translate(t) => t.kind().to_string(),
                 _ => e.to_string(),
             };
-            return Err(self.err(ErrorKind::Value, &format!("bad regex: {msg}"), at));
+            return Err(self.err(ErrorKind::Value, &format!("invalid regex: {msg}"), at));
         }
         Ok(RegexSpec::Regex(rx))
     }
