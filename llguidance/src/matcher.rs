@@ -301,17 +301,26 @@ impl Matcher {
     /// [`Matcher::compute_mask`] into a caller's buffer of at least `(vocab + 31) / 32` words
     /// (a repeated position is copied from the last mask, with no allocation).
     pub fn compute_mask_into(&mut self, out: &mut [u32]) -> Result<(), Error> {
-        let usage = |e: toktrie::Error| Error::new(ErrorKind::Usage, e.to_string());
+        if self.cached_mask_into(out) {
+            return Ok(());
+        }
+        let mask = self.compute_mask()?;
+        mask.write_to(out).map_err(|e| Error::new(ErrorKind::Usage, e.to_string()))
+    }
+
+    /// Writes the mask into `out` if it is the last one computed (the same parser position,
+    /// no error, not stopped): a copy, no computation; `false` otherwise (`out` untouched).
+    /// For callers that do cheap work inline and hand the rest to another thread.
+    pub fn cached_mask_into(&mut self, out: &mut [u32]) -> bool {
         if self.error.is_none() && self.stop == StopReason::NotStopped {
             if let (Backend::Earley(p), Some((k, mask))) = (&self.backend, &self.last_mask) {
-                if *k == p.position_key() {
+                if *k == p.position_key() && mask.write_to(out).is_ok() {
                     self.mask_cache_hits += 1;
-                    return mask.write_to(out).map_err(usage);
+                    return true;
                 }
             }
         }
-        let mask = self.compute_mask()?;
-        mask.write_to(out).map_err(usage)
+        false
     }
 
     /// Consumes one token; a token the grammar does not allow is an error (sticky).

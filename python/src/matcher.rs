@@ -738,7 +738,16 @@ impl LLMatcher {
         let row = Row(trg_ptr as *mut u32, words);
         // SAFETY: the caller passes a writable buffer of trg_bytes bytes (checked size,
         // alignment and null above; LLGuidance's contract for this "unsafe" call).
-        py.detach(|| self.fill(unsafe { row.slice() }));
+        let out = unsafe { row.slice() };
+        // A mask answered from the last one is a copy: not worth releasing the GIL for.
+        if self.error.is_none() && !self.no_ext {
+            let t0 = std::time::Instant::now();
+            if self.inner.as_mut().is_some_and(|m| m.cached_mask_into(out)) {
+                self.last_fill_ns = t0.elapsed().as_nanos() as u64;
+                return Ok(());
+            }
+        }
+        py.detach(|| self.fill(out));
         Ok(())
     }
 
