@@ -8,8 +8,9 @@
 //! Per N: compile + first matcher (median of 5); then along a transcript (free text, one
 //! call of a function with a valid argument instance from its BFCL file, free text) every
 //! mask, over 5 fresh decodes: p50 and p99, and the p50 inside the free text.
-//! `TOOL_TAG_DIR=DIR` also writes each structural tag to DIR/tools_N.json (for running
-//! the same tags through XGrammar); `TOOL_TAG_SLOWEST=1` lists the slowest masks.
+//! `TOOL_TAG_DIR=DIR` also writes each structural tag to DIR/tools_N.json and its transcript
+//! (text and token ids) to DIR/transcript_N.json, for running the same tags and tokens
+//! through XGrammar (`peer-bench/xgrammar/`); `TOOL_TAG_SLOWEST=1` lists the slowest masks.
 //!
 //! Run: `cargo bench -p llguidance --bench tool_calls`.
 
@@ -99,6 +100,12 @@ fn main() {
             "{prefix}<tool_call>\n{{\"name\": \"{name}\", \"arguments\": {args}}}\n</tool_call> Done, here it is."
         );
         let toks = f.tokenizer().tokenize(&text).expect("tokenizes");
+        if let Some(d) = &out_dir {
+            let ids: Vec<u32> = toks.iter().map(|t| t.0).collect();
+            let t = json!({"text": text, "tokens": ids});
+            std::fs::write(Path::new(d).join(format!("transcript_{n}.json")), t.to_string())
+                .expect("write transcript");
+        }
         let free_steps = f.tokenizer().tokenize(prefix).expect("tokenizes").len();
         let (mut masks, mut free) = (Vec::new(), Vec::new());
         let mut slowest: Vec<(f64, usize)> = Vec::new();

@@ -62,6 +62,30 @@ fn bench<R: Recognizer + Clone>(trie: &TokTrie, name: &str, r: &R, budget: Durat
     );
 }
 
+/// The floor under any mask: a fresh mask of the vocabulary's width (allocate + zero) and
+/// one copy of it into a caller's buffer, as every mask call does.
+fn mask_write(n: usize, budget: Duration) {
+    let mut out = vec![0u32; n.div_ceil(32)];
+    let mut times = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < budget || times.len() < 20 {
+        let t0 = Instant::now();
+        let mut m = TokenSet::new(n);
+        m.insert(TokenId(0));
+        m.write_to(&mut out).expect("fits");
+        std::hint::black_box(&out);
+        times.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "  mask floor: new {n}-bit mask + copy out ({} KB) p50 {:.2} µs  p99 {:.2} µs  [{} runs]",
+        n.div_ceil(8) / 1024,
+        percentile(&times, 0.5),
+        percentile(&times, 0.99),
+        times.len()
+    );
+}
+
 fn run(tok: &Tokenizer, budget: Duration) -> anyhow::Result<()> {
     let vocab = tok.vocab();
     let t0 = Instant::now();
@@ -76,6 +100,7 @@ fn run(tok: &Tokenizer, budget: Duration) -> anyhow::Result<()> {
         stats.num_bytes as f64 / stats.vocab_size as f64,
         stats.num_nodes
     );
+    mask_write(vocab.len(), budget);
     bench(&trie, "accept-all", &AcceptAll::default(), budget);
     bench(&trie, "[0-9]+", &regex_dfa::byte_dfa("[0-9]+")?, budget);
     let body = r#"([^"\\\x00-\x1F\x7F]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))*""#;
