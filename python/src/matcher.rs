@@ -442,12 +442,23 @@ impl LLMatcher {
     fn new(
         py: Python<'_>,
         tokenizer: &LLTokenizer,
-        grammar: &str,
+        grammar: &Bound<'_, PyAny>,
         log_level: i32,
         limits: Option<&LLParserLimits>,
     ) -> LLMatcher {
         let factory = tokenizer.factory.clone();
-        let (r, max_tokens, warnings) = build(py, &factory, grammar, limits);
+        // Not even a wrong type raises: the matcher is in its error state.
+        let grammar = match grammar.cast::<PyString>() {
+            Ok(s) => s.to_cow().map(|c| c.into_owned()).map_err(|e| e.to_string()),
+            Err(_) => Err(format!(
+                "invalid type: {}, expected a grammar string (Lark or grammar JSON)",
+                grammar.get_type().name().map_or_else(|_| "?".to_string(), |n| n.to_string())
+            )),
+        };
+        let (r, max_tokens, warnings) = match &grammar {
+            Ok(g) => build(py, &factory, g, limits),
+            Err(e) => (Err(e.clone()), None, Vec::new()),
+        };
         let mut m = LLMatcher {
             factory,
             inner: None,

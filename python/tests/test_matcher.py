@@ -99,7 +99,7 @@ def test_grammar_error_state(byte_tok):
     assert m.validate_tokens([97]) == 0
     assert m.deep_copy().is_error()
     # Never raises for grammar errors, whatever the input.
-    for g in ["", "{bad", '{"grammars": []}', '{"foo": 1}', "start: /[/"]:
+    for g in ["", "{bad", '{"grammars": []}', '{"foo": 1}', "start: /[/", 123, None, {"a": 1}]:
         assert LLMatcher(byte_tok, g).is_error(), g
 
 
