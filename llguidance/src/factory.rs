@@ -387,21 +387,23 @@ impl ParserFactory {
             let e = Error::new(ErrorKind::Usage, "mask buffer too small for the batch");
             return matchers.iter().map(|_| Err(e.clone())).collect();
         }
-        // A few matchers per task: one task per matcher costs more in the pool than a mask
-        // answered from the last one.
-        let min_len = (matchers.len() / (4 * rayon::current_num_threads().max(1))).max(1);
-        matchers
-            .par_iter_mut()
-            .zip(out.par_chunks_mut(words))
-            .with_min_len(min_len)
-            .map(|(m, chunk)| {
-                let r = m.compute_mask_into(chunk);
-                if r.is_err() {
-                    chunk.iter_mut().for_each(|w| *w = 0);
-                }
-                r
-            })
-            .collect()
+        let one = |(m, chunk): (&mut Matcher, &mut [u32])| {
+            let r = m.compute_mask_into(chunk);
+            if r.is_err() {
+                chunk.iter_mut().for_each(|w| *w = 0);
+            }
+            r
+        };
+        // Contiguous runs of matchers, a few per pool thread: each run is one task, so the
+        // pool is not paid per mask, and a thread keeps its matchers' data in its cache.
+        let threads = rayon::current_num_threads().max(1);
+        let run = matchers.len().div_ceil(2 * threads).max(1);
+        let mut res: Vec<Vec<Result<(), Error>>> = matchers
+            .par_chunks_mut(run)
+            .zip(out.par_chunks_mut(run * words))
+            .map(|(ms, o)| ms.iter_mut().zip(o.chunks_mut(words)).map(one).collect())
+            .collect();
+        res.drain(..).flatten().collect()
     }
 }
 

@@ -454,9 +454,9 @@ def main():
     print("\nOutcomes (schemas; instances)")
     keys = ["compiled", "compile_error", "timeout", "valid_rejected", "invalid_accepted",
             "mask_consume_inconsistent"]
-    print(f"{'':<12}" + "".join(f"{k:>16}" for k in keys))
+    print(f"{'':<12}" + "".join(f"{k:>{len(k) + 2}}" for k in keys))
     for e in ENGINES:
-        print(f"{e:<12}" + "".join(f"{outcome[e][k]:>16}" for k in keys))
+        print(f"{e:<12}" + "".join(f"{outcome[e][k]:>{len(k) + 2}}" for k in keys))
     print("(valid_rejected / invalid_accepted count instances of schemas the engine compiled; "
           "mask_consume_inconsistent = tokens where the mask bit and consume disagree)")
 
@@ -503,6 +503,12 @@ def main():
             print(f"\n{e} compile errors ({len(errors[e])}), first 8:")
             for fname, err in errors[e][:8]:
                 print(f"  {fname}: {err.splitlines()[0] if err else ''}"[:200])
+    for e in ENGINES:
+        for k, label in (("_valid_rejected", "valid instances rejected"),
+                         ("_invalid_accepted", "invalid instances accepted")):
+            fs = [f"{r['file']}({r[e + k]})" for r in recs if r[e + k]]
+            if fs:
+                print(f"\n{e}: {label} in {len(fs)} schemas: {' '.join(fs)}")
     tos = [r["file"] for r in recs if r["xgrammar_status"] == "timeout"]
     if tos:
         print(f"\nxgrammar timeouts ({len(tos)}): {' '.join(tos)}")
