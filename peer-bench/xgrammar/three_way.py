@@ -249,7 +249,7 @@ def fmt(x, unit):
 
 
 def ratio(a, b):
-    return f"{a / b:.3f}" if b and b == b and a == a and b > 0 else "-"
+    return f"{a / b:.3g}" if b and b == b and a == a and b > 0 else "-"
 
 
 def print_table(title, unit, rows, stats):
