@@ -199,6 +199,15 @@ impl LLTokenizer {
         }
     }
 
+    /// Tokens joined with `‧`; more than 200 are shown as `…` and the last 200 (LLGuidance's
+    /// form).
+    fn trace(&self, tokens: &[u32], quoted: bool) -> String {
+        let (dots, shown) =
+            if tokens.len() > 200 { ("…", &tokens[tokens.len() - 200..]) } else { ("", tokens) };
+        let parts: Vec<String> = shown.iter().map(|&t| self.dbg_token(t, quoted)).collect();
+        format!("{dots}{}", parts.join("‧"))
+    }
+
     /// The bytes of one token as LLGuidance's debug output shows them.
     fn dbg_token(&self, t: u32, quoted: bool) -> String {
         let v = self.vocab();
@@ -243,12 +252,11 @@ fn push_escaped(out: &mut String, s: &str, quoted: bool) {
     for c in s.chars() {
         match c {
             '\n' if quoted => out.push_str("\\n"),
-            '\r' if quoted => out.push_str("\\r"),
-            '\t' if quoted => out.push_str("\\t"),
+            '\n' => out.push('\n'),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
             '\0' => out.push_str("\\0"),
-            c if c.is_control() && c != '\n' && c != '\r' && c != '\t' => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
     }
@@ -521,22 +529,20 @@ impl LLTokenizer {
 
     /// The tokens for people: `⟦a‧b⟧`, special tokens by name, EOS as `≺EOS≻`.
     fn dbg_tokens(&self, tokens: Vec<u32>) -> String {
-        let parts: Vec<String> = tokens.iter().map(|&t| self.dbg_token(t, true)).collect();
-        format!("⟦{}⟧", parts.join("‧"))
+        format!("⟦{}⟧", self.trace(&tokens, true))
     }
 
     /// The tokens for test traces: `a‧b`, unquoted.
     fn test_trace_tokens(&self, tokens: Vec<u32>) -> String {
-        let parts: Vec<String> = tokens.iter().map(|&t| self.dbg_token(t, false)).collect();
-        parts.join("‧")
+        self.trace(&tokens, false)
     }
 
     fn __repr__(&self) -> String {
         format!(
-            "LLTokenizer({:?}, vocab_size={}, eos_token={:?})",
+            "LLTokenizer({:?}, vocab_size={}, eos_tokens={:?})",
             self.vocab().name(),
             self.vocab().len(),
-            self.vocab().eos_tokens().first().map(|t| t.0)
+            self.vocab().eos_tokens().iter().map(|t| t.0).collect::<Vec<_>>()
         )
     }
 }

@@ -23,6 +23,11 @@ def test_dbg_tokens(byte_tok):
     assert byte_tok.dbg_tokens([261, 256]) == "⟦≺EOS≻‧<|tool|>⟧"
     assert byte_tok.test_trace_tokens([104, 105]) == "h‧i"
     assert byte_tok.dbg_tokens([100000]) == "⟦≺OOB[100000]≻⟧"
+    assert byte_tok.dbg_tokens([34, 92, 9, 13, 127, 200]) == "⟦\"‧\\‧\\t‧\\r‧\\u{7f}‧≺HEX[c8]≻⟧"
+    assert byte_tok.test_trace_tokens([104, 10, 0]) == "h‧\n‧\\0"
+    long = byte_tok.dbg_tokens(list(range(256)))
+    assert long.startswith("⟦…8‧9‧:") and long.count("‧") == 199
+    assert repr(byte_tok) == 'LLTokenizer("byte", vocab_size=262, eos_tokens=[261])'
 
 
 def test_tokenize_partial(byte_tok, o200k):
