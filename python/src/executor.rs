@@ -84,47 +84,12 @@ impl LLExecutor {
         one_mask_bytes: usize,
         trg_batch_size: usize,
     ) -> PyResult<()> {
-        let items = tuples(interpreters, 2, "(LLMatcher, int)")?;
-        let mut parsed = Vec::with_capacity(items.len());
-        for t in &items {
+        let mut parsed = Vec::new();
+        for t in &tuples(interpreters, 2, "(LLMatcher, int)")? {
             let m = t.get_item(0)?.cast_into::<LLMatcher>()?;
-            let k: usize = t.get_item(1)?.extract()?;
-            parsed.push((m, k));
+            parsed.push((m, t.get_item(1)?.extract()?, Vec::new()));
         }
-        if parsed.is_empty() {
-            return Err(PyValueError::new_err("No interpreters"));
-        }
-        if parsed.iter().any(|(_, k)| *k >= trg_batch_size) {
-            return Err(PyValueError::new_err("Target index out of bounds"));
-        }
-        let mut guards = Vec::with_capacity(parsed.len());
-        for (m, k) in &parsed {
-            guards.push((m.try_borrow_mut()?, *k));
-        }
-        let words = guards[0].0.words();
-        check_ptr(trg_pointer, one_mask_bytes, words)?;
-        if guards.iter().any(|(g, _)| g.words() != words) {
-            return Err(PyValueError::new_err("Invalid buffer size"));
-        }
-        let jobs: Vec<(Job, Row)> = guards
-            .iter_mut()
-            .map(|(g, k)| {
-                let row = Row((trg_pointer as *mut u32).wrapping_add(*k * words), words);
-                (Job(&mut **g as *mut LLMatcher), row)
-            })
-            .collect();
-        py.detach(|| {
-            self.pool.install(|| {
-                jobs.par_iter().for_each(|(job, row)| {
-                    // SAFETY: the guards above hold each matcher exclusively; the rows are
-                    // inside the caller's checked buffer (K < batch); two matchers may share
-                    // a row only if the caller gave the same K twice, as in LLGuidance.
-                    unsafe { job.get().fill(row.slice()) }
-                })
-            })
-        });
-        drop(guards);
-        Ok(())
+        self.fill_rows(py, parsed, trg_pointer, one_mask_bytes, trg_batch_size)
     }
 
     /// Like `unsafe_compute_mask_ptr`, with draft tokens: the mask of each matcher now into
@@ -138,9 +103,8 @@ impl LLExecutor {
         one_mask_bytes: usize,
         trg_batch_size: usize,
     ) -> PyResult<()> {
-        let items = tuples(interpreters, 3, "(LLMatcher, int, List[int])")?;
-        let mut parsed = Vec::with_capacity(items.len());
-        for t in &items {
+        let mut parsed = Vec::new();
+        for t in &tuples(interpreters, 3, "(LLMatcher, int, List[int])")? {
             let m = t.get_item(0)?.cast_into::<LLMatcher>()?;
             let k: usize = t.get_item(1)?.extract()?;
             let draft: Vec<u32> = t.get_item(2)?.extract()?;
@@ -149,40 +113,7 @@ impl LLExecutor {
             }
             parsed.push((m, k, draft));
         }
-        if parsed.is_empty() {
-            return Err(PyValueError::new_err("No interpreters"));
-        }
-        if parsed.iter().any(|(_, k, _)| *k >= trg_batch_size) {
-            return Err(PyValueError::new_err("Target index out of bounds"));
-        }
-        let mut guards = Vec::with_capacity(parsed.len());
-        for (m, k, d) in &parsed {
-            guards.push((m.try_borrow_mut()?, *k, d.clone()));
-        }
-        let words = guards[0].0.words();
-        check_ptr(trg_pointer, one_mask_bytes, words)?;
-        let jobs: Vec<(Job, Vec<Row>, Vec<u32>)> = guards
-            .iter_mut()
-            .map(|(g, k, d)| {
-                // Rows K ..= K + len(draft), clipped to the batch (LLGuidance does not
-                // clip; writing past the buffer is never right).
-                let end = (*k + d.len() + 1).min(trg_batch_size);
-                let rows = (*k..end)
-                    .map(|r| Row((trg_pointer as *mut u32).wrapping_add(r * words), words))
-                    .collect();
-                (Job(&mut **g as *mut LLMatcher), rows, std::mem::take(d))
-            })
-            .collect();
-        py.detach(|| {
-            self.pool.install(|| {
-                jobs.par_iter().for_each(|(job, rows, draft)| {
-                    // SAFETY: as in unsafe_compute_mask_ptr; rows are inside the batch.
-                    unsafe { job.get().fill_draft(rows, draft) }
-                })
-            })
-        });
-        drop(guards);
-        Ok(())
+        self.fill_rows(py, parsed, trg_pointer, one_mask_bytes, trg_batch_size)
     }
 
     /// Consumes one token in each `(matcher, token)`, in parallel; returns which succeeded
@@ -218,5 +149,58 @@ impl LLExecutor {
         });
         drop(guards);
         Ok(out)
+    }
+}
+
+impl LLExecutor {
+    /// The batch fill behind both `unsafe_compute_mask_ptr` calls: each matcher's mask into
+    /// row K, and with a draft the masks after each draft token into the rows after it
+    /// (clipped to the batch: LLGuidance does not clip, but writing past the buffer is never
+    /// right). Checks in LLGuidance's order, then fills in parallel with the GIL released.
+    fn fill_rows(
+        &self,
+        py: Python<'_>,
+        parsed: Vec<(Bound<'_, LLMatcher>, usize, Vec<u32>)>,
+        trg_pointer: usize,
+        one_mask_bytes: usize,
+        trg_batch_size: usize,
+    ) -> PyResult<()> {
+        if parsed.is_empty() {
+            return Err(PyValueError::new_err("No interpreters"));
+        }
+        if parsed.iter().any(|(_, k, _)| *k >= trg_batch_size) {
+            return Err(PyValueError::new_err("Target index out of bounds"));
+        }
+        let mut guards = Vec::with_capacity(parsed.len());
+        for (m, k, d) in &parsed {
+            guards.push((m.try_borrow_mut()?, *k, d.clone()));
+        }
+        let words = guards[0].0.words();
+        check_ptr(trg_pointer, one_mask_bytes, words)?;
+        if guards.iter().any(|(g, _, _)| g.words() != words) {
+            return Err(PyValueError::new_err("Invalid buffer size"));
+        }
+        let jobs: Vec<(Job, Vec<Row>, Vec<u32>)> = guards
+            .iter_mut()
+            .map(|(g, k, d)| {
+                let end = (*k + d.len() + 1).min(trg_batch_size);
+                let rows = (*k..end)
+                    .map(|r| Row((trg_pointer as *mut u32).wrapping_add(r * words), words))
+                    .collect();
+                (Job(&mut **g as *mut LLMatcher), rows, std::mem::take(d))
+            })
+            .collect();
+        py.detach(|| {
+            self.pool.install(|| {
+                jobs.par_iter().for_each(|(job, rows, draft)| {
+                    // SAFETY: the guards above hold each matcher exclusively; the rows are
+                    // inside the caller's checked buffer (K < batch, clipped); two matchers
+                    // share a row only if the caller gave overlapping rows, as in LLGuidance.
+                    unsafe { job.get().fill_draft(rows, draft) }
+                })
+            })
+        });
+        drop(guards);
+        Ok(())
     }
 }
