@@ -35,6 +35,16 @@ pub fn looks_like_json(text: &str) -> bool {
     text.trim_start().starts_with('{')
 }
 
+/// Parses LLGuidance's grammar string: top-level grammar JSON when it
+/// [looks like JSON](looks_like_json), else Lark (no `max_tokens`, no warnings).
+pub fn parse_llguidance(text: &str) -> Result<TopLevel, Error> {
+    if looks_like_json(text) {
+        parse(text)
+    } else {
+        Ok(TopLevel { set: crate::lark::parse(text)?, max_tokens: None, warnings: Vec::new() })
+    }
+}
+
 /// Parses top-level grammar JSON.
 pub fn parse(text: &str) -> Result<TopLevel, Error> {
     let v: Value = serde_json::from_str(text)

@@ -111,10 +111,7 @@ impl GrammarSource {
                 GrammarSet { grammars: vec![grammars::json_schema::compile_schema(&v)?] }
             }
             GrammarSource::StructuralTag(s) => grammars::structural_tag::parse(s)?,
-            GrammarSource::LlGuidance(s) if grammars::top_level::looks_like_json(s) => {
-                grammars::top_level::parse(s)?.set
-            }
-            GrammarSource::LlGuidance(s) => grammars::lark::parse(s)?,
+            GrammarSource::LlGuidance(s) => grammars::top_level::parse_llguidance(s)?.set,
             GrammarSource::Ir(s) => serde_json::from_str(s)
                 .map_err(|e| Error::new(ErrorKind::Grammar, format!("bad grammar IR: {e}")))?,
         })
@@ -173,25 +170,6 @@ impl ParserFactory {
                 slices: s.slices.clone(),
             }),
         }
-    }
-
-    /// The same factory with other compile limits.
-    pub fn with_compile_limits(&self, limits: CompileLimits) -> ParserFactory {
-        let s = &self.shared;
-        ParserFactory {
-            shared: Arc::new(Shared {
-                tokenizer: s.tokenizer.clone(),
-                trie: s.trie.clone(),
-                limits,
-                engine: s.engine,
-                slices: s.slices.clone(),
-            }),
-        }
-    }
-
-    /// The compile limits.
-    pub fn compile_limits(&self) -> &CompileLimits {
-        &self.shared.limits
     }
 
     /// The same factory with vocabulary slicing on or off (default on). Masks are the same
@@ -292,15 +270,10 @@ impl ParserFactory {
         let text = text.to_string();
         let shared = Arc::clone(&self.shared);
         let run = move || -> Result<LlGuidanceGrammar, Error> {
-            let (ir, max_tokens, warnings) = if grammars::top_level::looks_like_json(&text) {
-                let t = grammars::top_level::parse(&text)?;
-                (t.set, t.max_tokens, t.warnings)
-            } else {
-                (grammars::lark::parse(&text)?, None, Vec::new())
-            };
+            let t = grammars::top_level::parse_llguidance(&text)?;
             let vocab = shared.tokenizer.vocab();
-            let g = Arc::new(grammars::compile(&ir, Some(vocab), &shared.limits)?);
-            Ok((g, max_tokens, warnings))
+            let g = Arc::new(grammars::compile(&t.set, Some(vocab), &shared.limits)?);
+            Ok((g, t.max_tokens, t.warnings))
         };
         compile_thread::run(run)?
     }
@@ -313,12 +286,8 @@ impl ParserFactory {
         let text = text.to_string();
         let shared = Arc::clone(&self.shared);
         let run = move || -> Result<Vec<String>, Error> {
-            let (mut ir, mut warnings) = if grammars::top_level::looks_like_json(&text) {
-                let t = grammars::top_level::parse(&text)?;
-                (t.set, t.warnings)
-            } else {
-                (grammars::lark::parse(&text)?, Vec::new())
-            };
+            let t = grammars::top_level::parse_llguidance(&text)?;
+            let (mut ir, mut warnings) = (t.set, t.warnings);
             let mut n = 0;
             for g in &mut ir.grammars {
                 for r in &mut g.rules {

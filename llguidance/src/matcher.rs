@@ -250,13 +250,8 @@ impl Matcher {
     pub fn compute_mask(&mut self) -> Result<TokenSet, Error> {
         // A repeated position is answered from the last mask without taking the shared
         // lexer's lock (matchers of one grammar on several threads do not wait for it).
-        if self.error.is_none() && self.stop == StopReason::NotStopped {
-            if let (Backend::Earley(p), Some((k, mask))) = (&self.backend, &self.last_mask) {
-                if *k == p.position_key() {
-                    self.mask_cache_hits += 1;
-                    return Ok(mask.clone());
-                }
-            }
+        if let Some(mask) = self.cached_mask() {
+            return Ok(mask.clone());
         }
         self.guarded(true, |m| {
             if m.stop != StopReason::NotStopped {
@@ -265,12 +260,6 @@ impl Matcher {
             match &mut m.backend {
                 Backend::Earley(p) => {
                     let key = p.position_key();
-                    if let Some((k, mask)) = &m.last_mask {
-                        if *k == key {
-                            m.mask_cache_hits += 1;
-                            return Ok(mask.clone());
-                        }
-                    }
                     let mask = match (&m.shared.slices, m.slicing.on) {
                         (Some(slices), true) => {
                             sliced_mask(p, slices, &m.shared.trie, &mut m.slicing)?
@@ -312,15 +301,23 @@ impl Matcher {
     /// no error, not stopped): a copy, no computation; `false` otherwise (`out` untouched).
     /// For callers that do cheap work inline and hand the rest to another thread.
     pub fn cached_mask_into(&mut self, out: &mut [u32]) -> bool {
-        if self.error.is_none() && self.stop == StopReason::NotStopped {
-            if let (Backend::Earley(p), Some((k, mask))) = (&self.backend, &self.last_mask) {
-                if *k == p.position_key() && mask.write_to(out).is_ok() {
-                    self.mask_cache_hits += 1;
-                    return true;
-                }
-            }
+        self.cached_mask().is_some_and(|mask| mask.write_to(out).is_ok())
+    }
+
+    /// The last mask, if the parser is still at its position (no error, not stopped);
+    /// counted as a cache hit.
+    fn cached_mask(&mut self) -> Option<&TokenSet> {
+        if self.error.is_some() || self.stop != StopReason::NotStopped {
+            return None;
         }
-        false
+        let (Backend::Earley(p), Some((k, mask))) = (&self.backend, &self.last_mask) else {
+            return None;
+        };
+        if *k != p.position_key() {
+            return None;
+        }
+        self.mask_cache_hits += 1;
+        Some(mask)
     }
 
     /// Consumes one token; a token the grammar does not allow is an error (sticky).

@@ -274,17 +274,24 @@ impl LLMatcher {
             }
         }
         if !commit {
-            if let Some(m) = self.inner.as_mut() {
-                if m.error().is_none() {
-                    let k = m.tokens().len() - start;
-                    if let Err(e) = m.rollback(k) {
-                        self.set_error(e.message().to_string());
-                    }
-                }
-            }
-            self.no_ext = no_ext0;
+            self.restore(start, no_ext0);
         }
         n
+    }
+
+    /// Back to the state after `start` tokens, with its `no_ext` flag (after tokens taken
+    /// only to look ahead), unless an error happened meanwhile.
+    fn restore(&mut self, start: usize, no_ext: bool) {
+        let clean = self.error.is_none();
+        if let Some(m) = self.inner.as_mut() {
+            if clean && m.error().is_none() {
+                let k = m.tokens().len() - start;
+                if let Err(e) = m.rollback(k) {
+                    self.set_error(e.message().to_string());
+                }
+            }
+        }
+        self.no_ext = no_ext;
     }
 
     fn rollback_inner(&mut self, n: usize) -> bool {
@@ -333,15 +340,7 @@ impl LLMatcher {
             // SAFETY: as above.
             self.fill(unsafe { row.slice() });
         }
-        if let Some(m) = self.inner.as_mut() {
-            if m.error().is_none() && self.error.is_none() {
-                let k = m.tokens().len() - start;
-                if let Err(e) = m.rollback(k) {
-                    self.set_error(e.message().to_string());
-                }
-            }
-        }
-        self.no_ext = no_ext0;
+        self.restore(start, no_ext0);
     }
 }
 

@@ -362,16 +362,10 @@ impl LLTokenizer {
         n_vocab: Option<usize>,
         slices: Option<Vec<String>>,
     ) -> PyResult<LLTokenizer> {
-        let mut ranks: Vec<(&Vec<u8>, u32)> = encoder.iter().map(|(b, &r)| (b, r)).collect();
-        ranks.sort_by_key(|&(_, r)| r);
-        let mut data = Vec::with_capacity(ranks.len() * 16);
-        for (b, r) in ranks {
-            data.extend_from_slice(base64(b).as_bytes());
-            data.extend_from_slice(format!(" {r}\n").as_bytes());
-        }
+        let ranks: Vec<(Vec<u8>, u32)> = encoder.into_iter().collect();
         let specials: Vec<(&str, TokenId)> =
             special_tokens.iter().map(|(n, &id)| (n.as_str(), TokenId(id))).collect();
-        let tok = Tokenizer::from_tiktoken(&data, &specials, pattern).map_err(val_err)?;
+        let tok = Tokenizer::from_tiktoken_ranks(&ranks, &specials, pattern).map_err(val_err)?;
         Self::finish(py, tok, None, n_vocab, eos_token, slices)
     }
 
@@ -603,23 +597,4 @@ impl LLTokenizer {
         let factory = Self::with_factory_slices(factory, slices.as_deref())?;
         Ok(LLTokenizer { factory, wrapper, slices })
     }
-}
-
-/// Standard base64 (with padding), for tiktoken rank files.
-fn base64(b: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
-    for c in b.chunks(3) {
-        let n = (c[0] as u32) << 16
-            | (*c.get(1).unwrap_or(&0) as u32) << 8
-            | *c.get(2).unwrap_or(&0) as u32;
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }

@@ -127,6 +127,18 @@ impl Tokenizer {
         Ok(Tokenizer::new(vocab, backend))
     }
 
+    /// Like [`Tokenizer::from_tiktoken`], from the ranks themselves (`(bytes, rank)`, e.g. a
+    /// tiktoken `Encoding`'s mergeable ranks) instead of a rank file.
+    pub fn from_tiktoken_ranks(
+        ranks: &[(Vec<u8>, u32)],
+        specials: &[(&str, TokenId)],
+        pattern: &str,
+    ) -> Result<Tokenizer, Error> {
+        let vocab = load::tiktoken::tiktoken_ranks_with_specials(ranks, specials)?;
+        let backend = tiktoken_backend(&vocab, pattern, 0);
+        Ok(Tokenizer::new(vocab, backend))
+    }
+
     /// A built-in tokenizer: `bytes`, `o200k` (`o200k_base`), `cl100k` (`cl100k_base`); the
     /// last two need the `tiktoken` feature. Unknown names are an error listing the names.
     pub fn builtin(name: &str) -> Result<Tokenizer, Error> {

@@ -108,11 +108,27 @@ pub(crate) fn load(
     data: &[u8],
     specials: Option<&[(&str, TokenId)]>,
 ) -> Result<Loaded, Error> {
-    let ranks = parse_ranks(data)?;
+    load_ranks(name, &parse_ranks(data)?, specials)
+}
+
+/// Like [`tiktoken_with_specials`], from the ranks themselves (`(bytes, rank)`, e.g. a
+/// tiktoken `Encoding`'s mergeable ranks) instead of a rank file.
+pub fn tiktoken_ranks_with_specials(
+    ranks: &[(Vec<u8>, u32)],
+    specials: &[(&str, TokenId)],
+) -> Result<Vocabulary, Error> {
+    Ok(load_ranks("tiktoken", ranks, Some(specials))?.vocab)
+}
+
+fn load_ranks(
+    name: &str,
+    ranks: &[(Vec<u8>, u32)],
+    specials: Option<&[(&str, TokenId)]>,
+) -> Result<Loaded, Error> {
     let mut b = VocabBuilder::new();
     b.name(name);
     let mut seen = vec![false; 0];
-    for (bytes, rank) in &ranks {
+    for (bytes, rank) in ranks {
         let r = *rank as usize;
         if r >= TokenId::MAX_VOCAB {
             return Err(Error::new(ErrorKind::Limit, format!("rank {rank} too large")));
