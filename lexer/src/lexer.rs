@@ -163,6 +163,16 @@ pub trait Lexer {
         }
     }
 
+    /// [`check_prefixes`](Lexer::check_prefixes) where a proof saves little (a small
+    /// slice, whose trie walk is cheap) and should cost as little: it may fill in
+    /// transitions between states that exist but creates no state, and answers
+    /// [`Containment::Unknown`] where it would need one (e.g. free text up to `<tool_call>`
+    /// against a slice of strings holding `<`: building the delimiter's states to prove
+    /// nothing costs more than walking the slice). Default: `check_prefixes`.
+    fn check_prefixes_cheap(&mut self, state: StateId, query: &RegexSpec) -> Containment {
+        self.check_prefixes(state, query)
+    }
+
     /// Heap bytes owned (transition table, per-state arrays, engine caches).
     fn num_bytes(&self) -> usize;
 
@@ -234,6 +244,9 @@ impl<L: Lexer + ?Sized> Lexer for Box<L> {
     }
     fn check_prefixes(&mut self, state: StateId, query: &RegexSpec) -> Containment {
         (**self).check_prefixes(state, query)
+    }
+    fn check_prefixes_cheap(&mut self, state: StateId, query: &RegexSpec) -> Containment {
+        (**self).check_prefixes_cheap(state, query)
     }
     fn num_bytes(&self) -> usize {
         (**self).num_bytes()
@@ -354,6 +367,9 @@ impl<L: Lexer> Lexer for Checked<L> {
     }
     fn check_prefixes(&mut self, state: StateId, query: &RegexSpec) -> Containment {
         self.inner.check_prefixes(state, query)
+    }
+    fn check_prefixes_cheap(&mut self, state: StateId, query: &RegexSpec) -> Containment {
+        self.inner.check_prefixes_cheap(state, query)
     }
     fn num_bytes(&self) -> usize {
         self.inner.num_bytes()

@@ -1,6 +1,7 @@
 //! The slicer's containment query answered by walking the lexer's own DFA: is every string
 //! of `C{m,n}` (a character class `C` repeated), read from a state, a prefix of a lexeme
-//! (no DEAD state on the way)?
+//! (no DEAD state on the way, and no state where a lazy lexeme matches: that lexeme would
+//! end there, inside the string)?
 //!
 //! The walk keeps the set of lexer states reachable after `k` characters of `C`; every
 //! character is a UTF-8 byte sequence, walked position by position with the sets
@@ -17,7 +18,7 @@ use regex_syntax::utf8::Utf8Sequences;
 
 use std::sync::Arc;
 
-use crate::{Containment, Lexer, ProcessMemo, RegexSpec, StateId};
+use crate::{Containment, Lexer, ProcessMemo, RegexSpec, StateFlags, StateId};
 
 /// Advances one walk may make (table lookups when warm).
 pub const WALK_FUEL: u64 = 200_000;
@@ -231,7 +232,14 @@ pub fn live_depth<L: Lexer + ?Sized>(
                             }
                             fuel -= 1;
                             match lexer.advance(t, b) {
-                                Ok(u) if u != StateId::DEAD => next_layer.push(u),
+                                // A lazy lexeme that matches ends there: a longer string
+                                // does not continue it, so the walk stops as at a dead one.
+                                Ok(u)
+                                    if u != StateId::DEAD
+                                        && !lexer.flags(u).contains(StateFlags::LAZY_ACCEPTING) =>
+                                {
+                                    next_layer.push(u)
+                                }
                                 _ => return out,
                             }
                         }

@@ -144,7 +144,7 @@ impl ParserFactory {
     /// A factory for `tokenizer`: builds the token trie.
     pub fn new(tokenizer: Tokenizer) -> Result<ParserFactory, Error> {
         let trie = TokTrie::from_vocab(tokenizer.vocab())?;
-        let slices = slicer::Slices::new(tokenizer.vocab(), &slicer::SliceSpec::json_default())
+        let slices = slicer::Slices::new(tokenizer.vocab(), &slicer::SliceSpec::standard())
             .map_err(|e| Error::new(ErrorKind::Tokenizer, format!("vocabulary slices: {e}")))?;
         Ok(ParserFactory {
             shared: Arc::new(Shared {
@@ -178,7 +178,7 @@ impl ParserFactory {
         let s = &self.shared;
         let slices = if on {
             s.slices.clone().or_else(|| {
-                slicer::Slices::new(s.tokenizer.vocab(), &slicer::SliceSpec::json_default())
+                slicer::Slices::new(s.tokenizer.vocab(), &slicer::SliceSpec::standard())
                     .ok()
                     .map(Arc::new)
             })
@@ -197,7 +197,7 @@ impl ParserFactory {
     }
 
     /// The same factory with these vocabulary slices (e.g. [`slicer::SliceSpec::general`]
-    /// for code and text grammars; the default is [`slicer::SliceSpec::json_default`]).
+    /// for code and text grammars; the default is [`slicer::SliceSpec::standard`]).
     pub fn with_slice_specs(&self, specs: &[slicer::SliceSpec]) -> Result<ParserFactory, Error> {
         let s = &self.shared;
         let slices = slicer::Slices::new(s.tokenizer.vocab(), specs)

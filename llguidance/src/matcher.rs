@@ -94,12 +94,10 @@ fn placeholder() -> DerivreLexer {
         .clone()
 }
 
-/// Slicer state of a matcher: on/off, lazy lexemes (slices never apply while one is live),
-/// containment answers cached by lexer state and slice, counters.
+/// Slicer state of a matcher: on/off, containment answers cached by lexer state and slice, counters.
 #[derive(Clone, Default)]
 struct Slicing {
     on: bool,
-    lazy: lexer::LexemeSet,
     cache: std::collections::HashMap<(u32, usize), bool>,
     applied: u64,
     walked: u64,
@@ -135,11 +133,7 @@ impl Matcher {
         let mut lexer = placeholder();
         std::mem::swap(parser.lexer_mut(), &mut lexer);
         let lexer = SharedLexer { lexer, contained: Default::default(), broken: None };
-        let slicing = Slicing {
-            on: shared.slices.is_some(),
-            lazy: grammar.spec.lazy_lexemes(),
-            ..Default::default()
-        };
+        let slicing = Slicing { on: shared.slices.is_some(), ..Default::default() };
         Ok(Matcher {
             shared,
             grammar: Some(grammar),
@@ -671,19 +665,21 @@ fn sliced_mask(
     let n = slices.rest().vocab_size();
     let mut mask = TokenSet::new(n);
     let state = p.current_lexer_state();
-    let lazy_live = p.lexer_mut().possible(state).intersects(&st.lazy);
-    let contained: Vec<bool> = slices
-        .slices()
-        .iter()
-        .enumerate()
-        .map(|(i, slice)| {
-            !lazy_live
-                && *st.cache.entry((state.0, i)).or_insert_with(|| {
-                    p.lexer_mut().check_prefixes(state, slice.query())
-                        == lexer::Containment::Contained
-                })
-        })
-        .collect();
+    let mut contained: Vec<bool> = Vec::with_capacity(slices.slices().len());
+    for (i, slice) in slices.slices().iter().enumerate() {
+        // A slice whose necessary condition failed is not asked (see `Slice::requires`).
+        let c = slice.requires().is_none_or(|r| contained[r])
+            && *st.cache.entry((state.0, i)).or_insert_with(|| {
+                let lx = p.lexer_mut();
+                let c = if slice.is_small() {
+                    lx.check_prefixes_cheap(state, slice.query())
+                } else {
+                    lx.check_prefixes(state, slice.query())
+                };
+                c == lexer::Containment::Contained
+            });
+        contained.push(c);
+    }
     if !contained.contains(&true) {
         // Nothing to skip: one walk of the whole trie is cheaper than one per slice.
         st.walked += 1;

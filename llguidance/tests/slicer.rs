@@ -162,3 +162,83 @@ fn sliced_equals_unsliced_across_grammar_boundaries() {
         assert!(m.is_accepting().unwrap(), "case {gi}: transcript not accepted");
     }
 }
+
+/// Free text up to a trigger, a tag or an excluded string (structural tags for tool calls,
+/// `<think>` sections, Lark stop strings and lazy rules): along transcripts and from every
+/// step one detour through a token holding `<`, `[`, `{` or `>` (where delimiters begin and
+/// end), each sliced mask equals the unsliced one; and free text does use the slices.
+#[test]
+fn sliced_equals_unsliced_in_free_text() {
+    use grammars::tool_calls::{structural_tag, Reasoning};
+    use serde_json::json;
+    let f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let tools = vec![
+        json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}),
+        json!({"type": "function", "function": {"name": "search", "parameters": {
+            "type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}}}),
+    ];
+    let tag = |model: &str, r: Reasoning| {
+        let t = structural_tag(model, &tools, &json!("auto"), r, true).unwrap();
+        GrammarSource::StructuralTag(t.to_string())
+    };
+    let lark = |x: &str| GrammarSource::Lark(x.to_string());
+    let cases = [
+        (
+            tag("qwen_3", Reasoning::Disabled),
+            "Let me check <that> [now] {ok}.<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call> and <b>done</b>",
+        ),
+        (
+            tag("qwen_3", Reasoning::Enabled),
+            "I <should> look, <thin k> no.</think>\n\nText <tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>",
+        ),
+        (
+            tag("qwen_3_coder", Reasoning::Auto),
+            "<think>hm <tool</think>\n\nOK <tool_call>\n<function=search>\n<parameter=q>\nOslo < x\n</parameter>\n</function>\n</tool_call>",
+        ),
+        (tag("mistral", Reasoning::Disabled), "See [1] and [TOOL] then [TOOL_CALLS] [{\"name\": \"search\", \"arguments\": {\"q\": \"z\"}}]"),
+        (tag("llama", Reasoning::Disabled), "{\"name\": \"search\", \"parameters\": {\"q\": \"{[<\"}}"),
+        (lark("start: \"A\" body \"Z\"\nbody[lazy]: /(.|\\n)*>>/"), "Aone <two> [three]\nfour>>Z"),
+        (
+            lark("start: gen \"!\"\ngen[stop=\"</end>\"]: /(.|\\n)*/"),
+            "text with </en and <end> and </ end></end>!",
+        ),
+    ];
+    let mut applied = 0;
+    for (ci, (g, text)) in cases.iter().enumerate() {
+        let mut m = f.create_matcher(g).unwrap_or_else(|e| panic!("case {ci}: {e}"));
+        let toks = f.tokenizer().tokenize(text).unwrap();
+        let mut seed = ci as u64 + 7;
+        for (i, &t) in toks.iter().enumerate() {
+            let mask = m.compute_mask().unwrap();
+            let mut plain = m.deep_clone();
+            plain.set_slicing(false);
+            assert_eq!(
+                mask,
+                plain.compute_mask().unwrap(),
+                "case {ci}, step {i}: sliced != unsliced"
+            );
+            assert!(mask.contains(t), "case {ci}, step {i}: token {t:?} of the transcript refused");
+            // A detour: a random allowed token with a delimiter character, then compare again.
+            let vocab = f.tokenizer().vocab();
+            let odd: Vec<_> = mask
+                .iter()
+                .filter(|&c| !vocab.is_special(c))
+                .filter(|&c| vocab.token_bytes(c).iter().any(|b| b"<[{>".contains(b)))
+                .collect();
+            if !odd.is_empty() {
+                let mut d = m.deep_clone();
+                d.consume_token(odd[lcg(&mut seed) as usize % odd.len()]).unwrap();
+                let dm = d.compute_mask().unwrap();
+                let mut plain = d.deep_clone();
+                plain.set_slicing(false);
+                assert_eq!(dm, plain.compute_mask().unwrap(), "case {ci}, detour at {i}");
+                applied += d.slice_stats().applied;
+            }
+            m.consume_token(t).unwrap();
+        }
+        assert!(m.is_accepting().unwrap(), "case {ci}: transcript not accepted");
+        applied += m.slice_stats().applied;
+    }
+    assert!(applied > 50, "slices applied only {applied} times in free text");
+}

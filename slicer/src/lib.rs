@@ -12,8 +12,10 @@
 //! prefix of a token can still be extended by a character, so the lexeme cannot be forced
 //! to end inside the token. It may be forced to end with the token's last byte (a string
 //! at its `maxLength`): the walk then ends the lexeme there, which the parser always
-//! accepts (the lexer state only holds lexemes the row allows). With no lazy lexeme among
-//! the live ones, the slice mask is exactly what the walk would compute.
+//! accepts (the lexer state only holds lexemes the row allows). A lazy lexeme (free text up
+//! to a delimiter) ends as soon as it matches, so "contained" also requires that none
+//! matches inside a string of the slice (the lexer's query answers so). The slice mask is
+//! then exactly what the walk would compute.
 //!
 //! **Should I use this crate?** Through the `llguidance` façade, which builds the default
 //! JSON slices once per tokenizer.
@@ -56,6 +58,13 @@ pub struct SliceSpec {
 /// `.*\.txt` would otherwise walk the whole trie (~268k nodes) where a sliced walk takes
 /// ~5k; the few tokens holding them go to the last slice.
 pub const JSON_STRING_CLASS: &str = r#"[^"\\\x00-\x1F\x7F\u{2028}\u{2029}]"#;
+/// [`JSON_STRING_CLASS`] without `<`, `[` and `{`, the characters tool-call triggers, tags and
+/// think sections begin with (`<tool_call>`, `</think>`, `[TOOL_CALLS]`, `{"name"`).
+pub const PLAIN_STRING_CLASS: &str = r#"[^"\\\x00-\x1F\x7F\u{2028}\u{2029}<\[{]"#;
+/// Any character but `<`, `[` and `{`: runs of it never begin a trigger, a tag or an
+/// excluded string that starts with one of them, so free text between tool calls contains
+/// them whole (newlines, quotes and backslashes included).
+pub const FREE_TEXT_CLASS: &str = r"[^<\[{]";
 /// Word characters: the class of [`SliceSpec::general`]'s first slice.
 pub const WORD_CLASS: &str = "[A-Za-z0-9_]";
 
@@ -67,6 +76,27 @@ impl SliceSpec {
             .into_iter()
             .map(|(min, max)| SliceSpec { class: JSON_STRING_CLASS.to_string(), min, max })
             .collect()
+    }
+
+    /// The factory's default: the three [`SliceSpec::json_default`] lengths of
+    /// [`PLAIN_STRING_CLASS`] (JSON string bodies), the same lengths of
+    /// [`JSON_STRING_CLASS`] (string bodies holding `<`, `[` or `{`), then unbounded runs of
+    /// [`FREE_TEXT_CLASS`] (what is left of free text: newlines, quotes, backslashes). A JSON
+    /// string uses the first six slices, free text up to a tag or trigger the first three
+    /// and the last; the rest of the vocabulary (tokens with `<`, `[`, `{` outside a string
+    /// body, partial UTF-8, special tokens) is walked.
+    pub fn standard() -> Vec<SliceSpec> {
+        let lengths = [(1, Some(10)), (1, Some(30)), (1, None)];
+        let mut v = Vec::new();
+        for class in [PLAIN_STRING_CLASS, JSON_STRING_CLASS] {
+            v.extend(lengths.iter().map(|&(min, max)| SliceSpec {
+                class: class.to_string(),
+                min,
+                max,
+            }));
+        }
+        v.push(SliceSpec { class: FREE_TEXT_CLASS.to_string(), min: 1, max: None });
+        v
     }
 
     /// The general set for code and text grammars: word runs `[A-Za-z0-9_]+` first (all
@@ -92,6 +122,8 @@ impl SliceSpec {
 pub struct Slice {
     spec: SliceSpec,
     query: RegexSpec,
+    len: usize,
+    requires: Option<usize>,
     mask: TokenSet,
     trie: TokTrie,
 }
@@ -105,6 +137,29 @@ impl Slice {
     /// The containment query: `C{m,n}` (see the crate docs).
     pub fn query(&self) -> &RegexSpec {
         &self.query
+    }
+
+    /// An earlier slice (its index) that every state containing this slice contains too:
+    /// its class is a subset of this one's and its bound no higher. Where that slice is not
+    /// contained, this one is not either, and asking costs a walk over more characters.
+    pub fn requires(&self) -> Option<usize> {
+        self.requires
+    }
+
+    /// How many tokens the slice holds.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the slice holds no token.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether the slice holds under 1/32 of the vocabulary: its trie walk is cheap, so a
+    /// containment proof for it should be too (see `lexer::Lexer::check_prefixes_cheap`).
+    pub fn is_small(&self) -> bool {
+        self.len * 32 < self.mask.universe()
     }
 
     /// The tokens of the slice.
@@ -136,6 +191,22 @@ impl std::fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// The characters of a class such as `[^"\\]`; `None` if it is not one class.
+fn class_chars(class: &str) -> Option<regex_syntax::hir::ClassUnicode> {
+    use regex_syntax::hir::{Class, HirKind};
+    let hir = regex_syntax::Parser::new().parse(class).ok()?;
+    match hir.kind() {
+        HirKind::Class(Class::Unicode(c)) => Some(c.clone()),
+        _ => None,
+    }
+}
+
+fn is_subset(a: &regex_syntax::hir::ClassUnicode, b: &regex_syntax::hir::ClassUnicode) -> bool {
+    let mut x = a.clone();
+    x.intersect(b);
+    x == *a
+}
 
 impl Slices {
     /// Splits `vocab`: each regular token goes to the first slice whose `C{m,n}` matches
@@ -178,12 +249,35 @@ impl Slices {
             let v = b.build().map_err(|e| Error(e.to_string()))?;
             TokTrie::from_vocab(&v).map_err(|e| Error(e.to_string()))
         };
+        let classes: Vec<_> = specs.iter().map(|s| class_chars(&s.class)).collect();
         let mut slices = Vec::new();
-        for (spec, toks) in specs.iter().zip(&members) {
+        for (j, (spec, toks)) in specs.iter().zip(&members).enumerate() {
+            // The earlier slice with the highest bound among those implied (ties: the later).
+            let requires = (0..j)
+                .filter(|&i| {
+                    let bound_ok = match (specs[i].max, spec.max) {
+                        (_, None) => true,
+                        (Some(a), Some(b)) => a <= b,
+                        (None, Some(_)) => false,
+                    };
+                    bound_ok
+                        && match (&classes[i], &classes[j]) {
+                            (Some(a), Some(b)) => is_subset(a, b),
+                            _ => false,
+                        }
+                })
+                .max_by_key(|&i| (specs[i].max.map_or(u64::MAX, u64::from), i));
             let mask =
                 TokenSet::from_ids(n, toks.iter().copied()).map_err(|e| Error(e.to_string()))?;
             let query = RegexSpec::Regex(spec.regex(spec.min, spec.max));
-            slices.push(Slice { spec: spec.clone(), query, mask, trie: sub(toks)? });
+            slices.push(Slice {
+                spec: spec.clone(),
+                query,
+                len: toks.len(),
+                requires,
+                mask,
+                trie: sub(toks)?,
+            });
         }
         Ok(Slices { slices, rest: sub(&rest)? })
     }
