@@ -132,6 +132,8 @@ pub(crate) struct Shared {
     pub(crate) engine: Engine,
     /// Vocabulary slices for dense masks (`None`: slicing off).
     pub(crate) slices: Option<Arc<slicer::Slices>>,
+    /// Each compiled grammar's lexer, shared by all its matchers (see `Matcher::new`).
+    pub(crate) lexers: crate::matcher::GrammarLexers,
 }
 
 impl std::fmt::Debug for ParserFactory {
@@ -153,6 +155,7 @@ impl ParserFactory {
                 limits: CompileLimits::default(),
                 engine: Engine::Auto,
                 slices: Some(Arc::new(slices)),
+                lexers: Default::default(),
             }),
         })
     }
@@ -168,6 +171,7 @@ impl ParserFactory {
                 limits: s.limits.clone(),
                 engine,
                 slices: s.slices.clone(),
+                lexers: Default::default(),
             }),
         }
     }
@@ -192,6 +196,7 @@ impl ParserFactory {
                 limits: s.limits.clone(),
                 engine: s.engine,
                 slices,
+                lexers: Default::default(),
             }),
         }
     }
@@ -209,6 +214,7 @@ impl ParserFactory {
                 limits: s.limits.clone(),
                 engine: s.engine,
                 slices: Some(Arc::new(slices)),
+                lexers: Default::default(),
             }),
         })
     }

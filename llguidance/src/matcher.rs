@@ -1,7 +1,8 @@
 //! [`Matcher`]: the per-sequence state an inference server drives.
 
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use earley::Parser;
 use grammars::CompiledGrammar;
@@ -61,6 +62,8 @@ pub struct Matcher {
     slicing: Slicing,
     /// The Earley backend's lexer, shared by the matcher and all its clones.
     lexer: Option<Arc<Mutex<SharedLexer>>>,
+    /// The shared first-row masks while swapped in (see [`SharedLexer`]).
+    row0: HashMap<lexer::StateId, TokenSet>,
     /// The last mask of the Earley backend and the parser position it was computed at
     /// (`Parser::position_key`): inside a long lexeme (the body of a JSON string) the
     /// position often stays the same from token to token, and so does the mask. Cleared
@@ -70,18 +73,63 @@ pub struct Matcher {
     mask_cache_hits: u64,
 }
 
-/// The lexer of an Earley matcher and its clones: a cache of one DFA, fixed by the grammar,
-/// whose states and transitions are built on demand. Sharing it means a clone (a new
-/// sequence of the same grammar) starts with every transition and slicer answer the others
-/// learned, as LLGuidance shares its lexer. Each matcher operation locks it once and swaps
-/// it into the parser (whose own lexer field holds an empty placeholder in between); the
-/// containment answers of the slicer, keyed by lexer state, are shared the same way.
-struct SharedLexer {
+/// The lexer of a compiled grammar, shared by all its matchers and their clones: a cache of
+/// one DFA, fixed by the grammar, whose states and transitions are built on demand. Sharing
+/// it means a new sequence of the same grammar (a clone, or a new matcher of the same
+/// compiled grammar, as a server that caches compiled grammars makes per request) starts
+/// with every transition and slicer answer the others learned. Each matcher operation locks
+/// it once and swaps it into the parser (whose own lexer field holds an empty placeholder
+/// in between); the containment answers of the slicer, keyed by lexer state, and the masks
+/// of the grammar's first lexeme are shared the same way.
+pub(crate) struct SharedLexer {
     lexer: DerivreLexer,
-    contained: std::collections::HashMap<(u32, usize), bool>,
+    contained: HashMap<(u32, usize), bool>,
+    /// Masks at the first row (no lexeme ended yet) by lexer state: the first row is the
+    /// same in every matcher of the grammar, so such a mask is a function of the lexer state
+    /// (free text before a tool call, at most [`ROW0_MASKS`] of them).
+    row0: HashMap<lexer::StateId, TokenSet>,
     /// Set when a panic was caught while the lexer was swapped in (e.g. inside derivre): its
     /// state may be inconsistent, so every matcher sharing it reports an internal error.
     broken: Option<String>,
+}
+
+/// First-row masks kept per grammar (16 KiB each with a 128k vocabulary).
+const ROW0_MASKS: usize = 64;
+/// A grammar's shared lexer with more states than this is not handed to new matchers (they
+/// start a new one), so that one long-lived grammar cannot creep up to the lexer's limits.
+const SHARED_LEXER_MAX_STATES: usize = 10_000;
+
+/// Each compiled grammar's [`SharedLexer`], by the grammar's address. The `Weak` keeps that
+/// address from being reused while the entry exists; entries of dropped grammars are purged
+/// when a new one is added.
+#[derive(Default)]
+pub(crate) struct GrammarLexers(Mutex<HashMap<usize, GrammarLexer>>);
+
+type GrammarLexer = (Weak<CompiledGrammar>, Arc<Mutex<SharedLexer>>);
+
+impl GrammarLexers {
+    /// The grammar's shared lexer: the one its matchers use, or a new one when there is none
+    /// or it is broken or large.
+    fn get(&self, grammar: &Arc<CompiledGrammar>) -> Result<Arc<Mutex<SharedLexer>>, Error> {
+        let key = Arc::as_ptr(grammar) as usize;
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, l)) = map.get(&key) {
+            let g = l.lock().unwrap_or_else(|e| e.into_inner());
+            if g.broken.is_none() && lexer::Lexer::num_states(&g.lexer) <= SHARED_LEXER_MAX_STATES {
+                drop(g);
+                return Ok(l.clone());
+            }
+        }
+        let fresh = Arc::new(Mutex::new(SharedLexer {
+            lexer: DerivreLexer::new(&grammar.spec)?,
+            contained: HashMap::new(),
+            row0: HashMap::new(),
+            broken: None,
+        }));
+        map.retain(|_, (w, _)| w.strong_count() > 0);
+        map.insert(key, (Arc::downgrade(grammar), fresh.clone()));
+        Ok(fresh)
+    }
 }
 
 /// An empty lexer, the parser's placeholder while the shared one is not swapped in.
@@ -127,12 +175,23 @@ impl Matcher {
         shared: Arc<Shared>,
         grammar: Arc<CompiledGrammar>,
     ) -> Result<Matcher, Error> {
-        let lexer = DerivreLexer::new(&grammar.spec)?;
         let opts = grammar.parser_options(shared.tokenizer.vocab().eos_tokens().to_vec());
-        let mut parser = Parser::new(grammar.cfg.clone(), lexer, opts)?;
-        let mut lexer = placeholder();
-        std::mem::swap(parser.lexer_mut(), &mut lexer);
-        let lexer = SharedLexer { lexer, contained: Default::default(), broken: None };
+        let lexer = shared.lexers.get(&grammar)?;
+        let parser = {
+            let mut g = lexer.lock().unwrap_or_else(|e| e.into_inner());
+            let warm = std::mem::replace(&mut g.lexer, placeholder());
+            match Parser::new(grammar.cfg.clone(), warm, opts) {
+                Ok(mut p) => {
+                    std::mem::swap(p.lexer_mut(), &mut g.lexer);
+                    p
+                }
+                Err(e) => {
+                    // The lexer went down with the parser: the next matcher starts afresh.
+                    g.broken = Some(format!("the lexer was lost creating a matcher: {e}"));
+                    return Err(e.into());
+                }
+            }
+        };
         let slicing = Slicing { on: shared.slices.is_some(), ..Default::default() };
         Ok(Matcher {
             shared,
@@ -143,7 +202,8 @@ impl Matcher {
             tokens: Vec::new(),
             max_tokens: None,
             slicing,
-            lexer: Some(Arc::new(Mutex::new(lexer))),
+            lexer: Some(lexer),
+            row0: HashMap::new(),
             last_mask: None,
             mask_cache_hits: 0,
         })
@@ -160,6 +220,7 @@ impl Matcher {
             max_tokens: None,
             slicing: Slicing::default(),
             lexer: None,
+            row0: HashMap::new(),
             last_mask: None,
             mask_cache_hits: 0,
         }
@@ -190,6 +251,7 @@ impl Matcher {
             if let (Some(g), Backend::Earley(p)) = (g.as_deref_mut(), &mut m.backend) {
                 std::mem::swap(p.lexer_mut(), &mut g.lexer);
                 std::mem::swap(&mut m.slicing.cache, &mut g.contained);
+                std::mem::swap(&mut m.row0, &mut g.row0);
             }
         };
         if let Some(msg) = guard.as_deref().and_then(|g| g.broken.clone()) {
@@ -254,6 +316,13 @@ impl Matcher {
             match &mut m.backend {
                 Backend::Earley(p) => {
                     let key = p.position_key();
+                    if key.0 == 0 {
+                        if let Some(mask) = m.row0.get(&key.1) {
+                            m.mask_cache_hits += 1;
+                            m.last_mask = Some((key, mask.clone()));
+                            return Ok(mask.clone());
+                        }
+                    }
                     let mask = match (&m.shared.slices, m.slicing.on) {
                         (Some(slices), true) => {
                             sliced_mask(p, slices, &m.shared.trie, &mut m.slicing)?
@@ -269,6 +338,9 @@ impl Matcher {
                              (a regex that matches nothing, or constraints that contradict \
                              each other)",
                         ));
+                    }
+                    if key.0 == 0 && m.row0.len() < ROW0_MASKS {
+                        m.row0.insert(key.1, mask.clone());
                     }
                     m.last_mask = Some((key, mask.clone()));
                     Ok(mask)
@@ -639,7 +711,9 @@ impl Matcher {
         SliceStats { applied: self.slicing.applied, walked: self.slicing.walked }
     }
 
-    /// Masks answered from the last mask because the parser position had not changed.
+    /// Masks answered from a cache: the last mask, because the parser position had not
+    /// changed, or a mask of the grammar's first lexeme that a matcher of the same compiled
+    /// grammar computed.
     pub fn mask_cache_hits(&self) -> u64 {
         self.mask_cache_hits
     }

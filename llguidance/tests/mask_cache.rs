@@ -58,3 +58,54 @@ fn cached_masks_equal_fresh_masks() {
     assert!(compared > 200, "only {compared} masks compared");
     assert!(hits > 20, "the cache answered only {hits} masks");
 }
+
+/// Matchers of one compiled grammar share its lexer and the masks of its first lexeme (free
+/// text before a tool call): along different transcripts, taken in turns, every mask equals
+/// the one a matcher of a separately compiled copy computes, and the later matchers' masks
+/// inside the first lexeme come from the shared cache.
+#[test]
+fn matchers_of_one_compiled_grammar_share_first_lexeme_masks() {
+    use grammars::tool_calls::{structural_tag, Reasoning};
+    use serde_json::json;
+    let f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let tools = vec![json!({"type": "function", "function": {"name": "search", "parameters": {
+        "type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}}})];
+    let tag = structural_tag("qwen_3", &tools, &json!("auto"), Reasoning::Disabled, true).unwrap();
+    let src = GrammarSource::StructuralTag(tag.to_string());
+    let g = f.compile(&src).unwrap();
+    let texts = [
+        "Let me look <that> up.<tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"a\"}}\n</tool_call> ok",
+        "Sure <b>bold</b> text, then <tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"b c\"}}\n</tool_call>",
+        "Let me look <that> up, no call.",
+        "Sure <b>bold</b> text, then <tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"d\"}}\n</tool_call>!",
+    ];
+    let toks: Vec<_> = texts.iter().map(|t| f.tokenizer().tokenize(t).unwrap()).collect();
+    let mut shared: Vec<_> = texts.iter().map(|_| f.matcher_for(g.clone()).unwrap()).collect();
+    let mut alone: Vec<_> = texts.iter().map(|_| f.create_matcher(&src).unwrap()).collect();
+    let longest = toks.iter().map(Vec::len).max().unwrap();
+    for step in 0..=longest {
+        for (i, t) in toks.iter().enumerate() {
+            if step > t.len() {
+                continue;
+            }
+            let (a, b) = (shared[i].compute_mask().unwrap(), alone[i].compute_mask().unwrap());
+            assert_eq!(a, b, "transcript {i}, step {step}: shared-lexer mask differs");
+            if let Some(&tok) = t.get(step) {
+                assert!(a.contains(tok), "transcript {i}, step {step}: token refused");
+                shared[i].consume_token(tok).unwrap();
+                alone[i].consume_token(tok).unwrap();
+            }
+        }
+    }
+    for (i, m) in shared.iter_mut().enumerate() {
+        assert!(m.is_accepting().unwrap(), "transcript {i} not accepted");
+    }
+    // Transcripts 2 and 3 repeat the first lexeme of 0 and 1: their first masks (at least
+    // the one before any token) are answered from the shared cache.
+    let hits: Vec<u64> = shared.iter().map(|m| m.mask_cache_hits()).collect();
+    let alone_hits: Vec<u64> = alone.iter().map(|m| m.mask_cache_hits()).collect();
+    assert!(
+        hits[2] > alone_hits[2] && hits[3] > alone_hits[3],
+        "no first-lexeme mask shared: {hits:?} vs {alone_hits:?}"
+    );
+}
