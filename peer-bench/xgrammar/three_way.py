@@ -378,6 +378,8 @@ def main():
                 outcome[e]["compiled"] += 1
                 rec[e + "_status"] = "ok"
                 rec[e + "_ttfm_ms"] = ttfm * 1e3
+                if e == "xgrammar":  # XGrammar's own estimate of its compiled grammar (untimed)
+                    rec["xgrammar_mem_kib"] = st.memory_size_bytes / 1024
                 state[e] = st
             rec[e + "_first_mask_ms"] = 0.0
             rec[e + "_valid_rejected"] = 0
@@ -512,6 +514,11 @@ def main():
     tos = [r["file"] for r in recs if r["xgrammar_status"] == "timeout"]
     if tos:
         print(f"\nxgrammar timeouts ({len(tos)}): {' '.join(tos)}")
+    mem = [r["xgrammar_mem_kib"] for r in recs if "xgrammar_mem_kib" in r]
+    if mem:
+        print(f"\nxgrammar CompiledGrammar.memory_size_bytes over {len(mem)} compiled schemas: "
+              f"p50 {pct(np, mem, 50):.1f} KiB, p90 {pct(np, mem, 90):.1f} KiB, max {max(mem):.1f} KiB "
+              "(ours and LLGuidance: peer-bench `cargo run --release --bin memory`)")
 
     if args.out:
         cols = ["file", "n_valid", "n_invalid"]
