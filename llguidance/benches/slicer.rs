@@ -1,5 +1,6 @@
 //! Slicer benchmark: masks inside an unconstrained JSON string, inside a `maxLength: 50`
-//! string, and right after `{` (sparse), sliced vs unsliced, with Llama-3.1
+//! string, right after `{` (sparse), and in free text before a tool call (Qwen 3's
+//! structural tag), sliced vs unsliced, with Llama-3.1
 //! (../shared/tokenizers/llama3.tokenizer.json; the built-in o200k when ../shared is
 //! absent, said so). Also the slice build time and memory.
 //!
@@ -75,25 +76,52 @@ fn main() {
         slices.num_bytes() / 1024,
         slices.slices().iter().map(|s| s.mask().count()).collect::<Vec<_>>()
     );
+    let json = |x: &str| GrammarSource::JsonSchema(x.into());
+    // Free text before a tool call: Qwen 3's tag (`<tool_call>` trigger, `<think>` and
+    // `</think>` excluded), as `grammars::tool_calls` builds it for one tool.
+    let tools = [serde_json::json!({"type": "function", "function": {"name": "search",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}})];
+    let tag = grammars::tool_calls::structural_tag(
+        "qwen_3",
+        &tools,
+        &serde_json::json!("auto"),
+        grammars::tool_calls::Reasoning::Disabled,
+        true,
+    )
+    .expect("tag");
+    let free = GrammarSource::StructuralTag(tag.to_string());
     let cases = [
         (
             "inside an unconstrained string",
-            r#"{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}"#,
+            json(r#"{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}"#),
             r#"{"a":"Hello"#,
+            Some("Hello world, this is a test of the slicer ok"),
         ),
         (
             "inside a maxLength: 50 string",
-            r#"{"type":"object","properties":{"a":{"type":"string","maxLength":50}},"required":["a"]}"#,
+            json(
+                r#"{"type":"object","properties":{"a":{"type":"string","maxLength":50}},"required":["a"]}"#,
+            ),
             r#"{"a":"Hello"#,
+            Some("Hello world, this is a test of the slicer ok"),
         ),
         (
             "right after {",
-            r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}"#,
+            json(
+                r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}"#,
+            ),
             r#"{"#,
+            None,
         ),
+        (
+            "free text before a tool call",
+            free.clone(),
+            "Let me look that up",
+            Some("Let me check the weather in Paris for you, one moment please."),
+        ),
+        ("free text right after <", free, "Let me look <", None),
     ];
-    for (what, schema, prefix) in cases {
-        let src = GrammarSource::JsonSchema(schema.into());
+    for (what, src, prefix, decode) in cases {
         let mut res = Vec::new();
         for f in [&plain, &sliced] {
             let mut m = f.create_matcher(&src).expect("compiles");
@@ -110,10 +138,9 @@ fn main() {
                 println!("  {what}: slices applied {:?}", c.slice_stats());
             }
         }
-        if what.contains("string") {
-            // The same, decoding a 45-character string body token by token (a new lexer state
+        if let Some(body) = decode {
+            // The same, decoding a string body or free text token by token (a new lexer state
             // and containment check at every step).
-            let body = "Hello world, this is a test of the slicer ok";
             let d: Vec<Vec<f64>> =
                 [&plain, &sliced].iter().map(|f| decode_steps(f, &src, prefix, body, 20)).collect();
             let q = |v: &[f64], p: usize| v[(v.len() - 1) * p / 100];

@@ -343,7 +343,11 @@ impl ParserFactory {
         self.matcher_for(g)
     }
 
-    /// A matcher for a compiled grammar.
+    /// A matcher for a compiled grammar. Matchers of one compiled grammar start from the
+    /// lexer a finished one left (its states, transitions and slicer answers; each matcher
+    /// then owns its copy, so they run in parallel without a lock between them) and share the
+    /// masks of the grammar's first lexeme: a server that keeps compiled grammars (keyed by
+    /// schema or tool set) gets warm masks from the second request on.
     pub fn matcher_for(&self, grammar: Arc<CompiledGrammar>) -> Result<Matcher, Error> {
         Matcher::new(self.shared.clone(), grammar)
     }

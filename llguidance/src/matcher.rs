@@ -62,8 +62,11 @@ pub struct Matcher {
     slicing: Slicing,
     /// The Earley backend's lexer, shared by the matcher and all its clones.
     lexer: Option<Arc<Mutex<SharedLexer>>>,
-    /// The shared first-row masks while swapped in (see [`SharedLexer`]).
-    row0: HashMap<lexer::StateId, TokenSet>,
+    /// The grammar's template this matcher's lexer was copied from (see [`LexerTemplate`]).
+    template: Option<Arc<LexerTemplate>>,
+    /// First-row masks at states the template does not know (this lexer's own numbering):
+    /// they go with the lexer when it becomes the next template.
+    row0_own: HashMap<lexer::StateId, TokenSet>,
     /// The last mask of the Earley backend and the parser position it was computed at
     /// (`Parser::position_key`): inside a long lexeme (the body of a JSON string) the
     /// position often stays the same from token to token, and so does the mask. Cleared
@@ -73,62 +76,94 @@ pub struct Matcher {
     mask_cache_hits: u64,
 }
 
-/// The lexer of a compiled grammar, shared by all its matchers and their clones: a cache of
-/// one DFA, fixed by the grammar, whose states and transitions are built on demand. Sharing
-/// it means a new sequence of the same grammar (a clone, or a new matcher of the same
-/// compiled grammar, as a server that caches compiled grammars makes per request) starts
-/// with every transition and slicer answer the others learned. Each matcher operation locks
-/// it once and swaps it into the parser (whose own lexer field holds an empty placeholder
-/// in between); the containment answers of the slicer, keyed by lexer state, and the masks
-/// of the grammar's first lexeme are shared the same way.
-pub(crate) struct SharedLexer {
+/// The lexer of an Earley matcher and its clones: a cache of one DFA, fixed by the grammar,
+/// whose states and transitions are built on demand. Sharing it means a clone (a new
+/// sequence of the same grammar) starts with every transition and slicer answer the others
+/// learned. Each matcher operation locks it once and swaps it into the parser (whose own
+/// lexer field holds an empty placeholder in between); the containment answers of the
+/// slicer, keyed by lexer state, are shared the same way.
+struct SharedLexer {
     lexer: DerivreLexer,
     contained: HashMap<(u32, usize), bool>,
-    /// Masks at the first row (no lexeme ended yet) by lexer state: the first row is the
-    /// same in every matcher of the grammar, so such a mask is a function of the lexer state
-    /// (free text before a tool call, at most [`ROW0_MASKS`] of them).
-    row0: HashMap<lexer::StateId, TokenSet>,
     /// Set when a panic was caught while the lexer was swapped in (e.g. inside derivre): its
     /// state may be inconsistent, so every matcher sharing it reports an internal error.
     broken: Option<String>,
 }
 
-/// First-row masks kept per grammar (16 KiB each with a 128k vocabulary).
-const ROW0_MASKS: usize = 64;
-/// A grammar's shared lexer with more states than this is not handed to new matchers (they
-/// start a new one), so that one long-lived grammar cannot creep up to the lexer's limits.
-const SHARED_LEXER_MAX_STATES: usize = 10_000;
+/// A compiled grammar's lexer as a finished matcher of it left it, which new matchers of the
+/// grammar copy: a new sequence (a server that caches compiled grammars starts one per
+/// request) begins with the states, transitions and slicer answers the earlier ones built,
+/// and then owns its copy (no lock between matchers, so a batch of one grammar's sequences
+/// runs in parallel). State ids below the template's count mean the same state in every
+/// copy, so the masks of the first row (no lexeme ended yet: the same row in every matcher,
+/// e.g. free text before a tool call) are kept here by lexer state, for those ids.
+pub(crate) struct LexerTemplate {
+    lexer: DerivreLexer,
+    states: usize,
+    contained: HashMap<(u32, usize), bool>,
+    row0: Mutex<HashMap<lexer::StateId, TokenSet>>,
+}
 
-/// Each compiled grammar's [`SharedLexer`], by the grammar's address. The `Weak` keeps that
+/// First-row masks kept per template (16 KiB each with a 128k vocabulary).
+const ROW0_MASKS: usize = 64;
+/// A finished matcher's lexer with more states than this does not become the grammar's
+/// template, so that a long-lived grammar cannot creep up to the lexer's limits.
+const TEMPLATE_MAX_STATES: usize = 10_000;
+
+/// Each compiled grammar's [`LexerTemplate`], by the grammar's address. The `Weak` keeps that
 /// address from being reused while the entry exists; entries of dropped grammars are purged
 /// when a new one is added.
 #[derive(Default)]
 pub(crate) struct GrammarLexers(Mutex<HashMap<usize, GrammarLexer>>);
 
-type GrammarLexer = (Weak<CompiledGrammar>, Arc<Mutex<SharedLexer>>);
+type GrammarLexer = (Weak<CompiledGrammar>, Arc<LexerTemplate>);
 
 impl GrammarLexers {
-    /// The grammar's shared lexer: the one its matchers use, or a new one when there is none
-    /// or it is broken or large.
-    fn get(&self, grammar: &Arc<CompiledGrammar>) -> Result<Arc<Mutex<SharedLexer>>, Error> {
+    /// The grammar's template (a new, empty lexer the first time).
+    fn template(&self, grammar: &Arc<CompiledGrammar>) -> Result<Arc<LexerTemplate>, Error> {
         let key = Arc::as_ptr(grammar) as usize;
         let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, l)) = map.get(&key) {
-            let g = l.lock().unwrap_or_else(|e| e.into_inner());
-            if g.broken.is_none() && lexer::Lexer::num_states(&g.lexer) <= SHARED_LEXER_MAX_STATES {
-                drop(g);
-                return Ok(l.clone());
+        if let Some((_, t)) = map.get(&key) {
+            return Ok(t.clone());
+        }
+        let lexer = DerivreLexer::new(&grammar.spec)?;
+        let t = Arc::new(LexerTemplate {
+            states: lexer::Lexer::num_states(&lexer),
+            lexer,
+            contained: HashMap::new(),
+            row0: Mutex::new(HashMap::new()),
+        });
+        map.retain(|_, (w, _)| w.strong_count() > 0);
+        map.insert(key, (Arc::downgrade(grammar), t.clone()));
+        Ok(t)
+    }
+
+    /// A finished matcher's lexer, copied from `from`: the grammar's new template if it
+    /// knows clearly more states than the current one (and not too many). The first-row
+    /// masks of `from` carry over (the lexer extends `from`'s state numbering), with the
+    /// matcher's own ones.
+    fn offer(
+        &self,
+        grammar: &Arc<CompiledGrammar>,
+        from: &LexerTemplate,
+        lexer: DerivreLexer,
+        contained: HashMap<(u32, usize), bool>,
+        own_row0: HashMap<lexer::StateId, TokenSet>,
+    ) {
+        let key = Arc::as_ptr(grammar) as usize;
+        let states = lexer::Lexer::num_states(&lexer);
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((_, cur)) = map.get_mut(&key) else { return };
+        if states > TEMPLATE_MAX_STATES || states < cur.states + (cur.states / 8).max(8) {
+            return;
+        }
+        let mut row0 = from.row0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        for (k, v) in own_row0 {
+            if row0.len() < ROW0_MASKS {
+                row0.insert(k, v);
             }
         }
-        let fresh = Arc::new(Mutex::new(SharedLexer {
-            lexer: DerivreLexer::new(&grammar.spec)?,
-            contained: HashMap::new(),
-            row0: HashMap::new(),
-            broken: None,
-        }));
-        map.retain(|_, (w, _)| w.strong_count() > 0);
-        map.insert(key, (Arc::downgrade(grammar), fresh.clone()));
-        Ok(fresh)
+        *cur = Arc::new(LexerTemplate { lexer, states, contained, row0: Mutex::new(row0) });
     }
 }
 
@@ -160,6 +195,22 @@ pub struct SliceStats {
     pub walked: u64,
 }
 
+impl Drop for Matcher {
+    /// The last of a matcher's clones offers its lexer to the grammar's later matchers (see
+    /// [`LexerTemplate`]).
+    fn drop(&mut self) {
+        let (Some(g), Some(t), Some(l)) = (&self.grammar, &self.template, self.lexer.take()) else {
+            return;
+        };
+        let Ok(l) = Arc::try_unwrap(l) else { return };
+        let l = l.into_inner().unwrap_or_else(|e| e.into_inner());
+        if l.broken.is_none() {
+            let own = std::mem::take(&mut self.row0_own);
+            self.shared.lexers.offer(g, t, l.lexer, l.contained, own);
+        }
+    }
+}
+
 impl std::fmt::Debug for Matcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Matcher")
@@ -176,22 +227,12 @@ impl Matcher {
         grammar: Arc<CompiledGrammar>,
     ) -> Result<Matcher, Error> {
         let opts = grammar.parser_options(shared.tokenizer.vocab().eos_tokens().to_vec());
-        let lexer = shared.lexers.get(&grammar)?;
-        let parser = {
-            let mut g = lexer.lock().unwrap_or_else(|e| e.into_inner());
-            let warm = std::mem::replace(&mut g.lexer, placeholder());
-            match Parser::new(grammar.cfg.clone(), warm, opts) {
-                Ok(mut p) => {
-                    std::mem::swap(p.lexer_mut(), &mut g.lexer);
-                    p
-                }
-                Err(e) => {
-                    // The lexer went down with the parser: the next matcher starts afresh.
-                    g.broken = Some(format!("the lexer was lost creating a matcher: {e}"));
-                    return Err(e.into());
-                }
-            }
-        };
+        let template = shared.lexers.template(&grammar)?;
+        let mut parser = Parser::new(grammar.cfg.clone(), template.lexer.clone(), opts)?;
+        let mut lexer = placeholder();
+        std::mem::swap(parser.lexer_mut(), &mut lexer);
+        let contained = template.contained.clone();
+        let lexer = SharedLexer { lexer, contained, broken: None };
         let slicing = Slicing { on: shared.slices.is_some(), ..Default::default() };
         Ok(Matcher {
             shared,
@@ -202,8 +243,9 @@ impl Matcher {
             tokens: Vec::new(),
             max_tokens: None,
             slicing,
-            lexer: Some(lexer),
-            row0: HashMap::new(),
+            lexer: Some(Arc::new(Mutex::new(lexer))),
+            template: Some(template),
+            row0_own: HashMap::new(),
             last_mask: None,
             mask_cache_hits: 0,
         })
@@ -220,7 +262,8 @@ impl Matcher {
             max_tokens: None,
             slicing: Slicing::default(),
             lexer: None,
-            row0: HashMap::new(),
+            template: None,
+            row0_own: HashMap::new(),
             last_mask: None,
             mask_cache_hits: 0,
         }
@@ -251,7 +294,6 @@ impl Matcher {
             if let (Some(g), Backend::Earley(p)) = (g.as_deref_mut(), &mut m.backend) {
                 std::mem::swap(p.lexer_mut(), &mut g.lexer);
                 std::mem::swap(&mut m.slicing.cache, &mut g.contained);
-                std::mem::swap(&mut m.row0, &mut g.row0);
             }
         };
         if let Some(msg) = guard.as_deref().and_then(|g| g.broken.clone()) {
@@ -316,11 +358,24 @@ impl Matcher {
             match &mut m.backend {
                 Backend::Earley(p) => {
                     let key = p.position_key();
+                    // First row: a state the template knows is shared across the grammar's
+                    // matchers, a newer one kept for the next template.
+                    let template = m.template.clone().filter(|_| key.0 == 0);
+                    let known = template.clone().filter(|t| key.1.as_usize() < t.states);
                     if key.0 == 0 {
-                        if let Some(mask) = m.row0.get(&key.1) {
+                        let hit = match &known {
+                            Some(t) => t
+                                .row0
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .get(&key.1)
+                                .cloned(),
+                            None => m.row0_own.get(&key.1).cloned(),
+                        };
+                        if let Some(mask) = hit {
                             m.mask_cache_hits += 1;
                             m.last_mask = Some((key, mask.clone()));
-                            return Ok(mask.clone());
+                            return Ok(mask);
                         }
                     }
                     let mask = match (&m.shared.slices, m.slicing.on) {
@@ -339,8 +394,13 @@ impl Matcher {
                              each other)",
                         ));
                     }
-                    if key.0 == 0 && m.row0.len() < ROW0_MASKS {
-                        m.row0.insert(key.1, mask.clone());
+                    if let Some(t) = &known {
+                        let mut r = t.row0.lock().unwrap_or_else(|e| e.into_inner());
+                        if r.len() < ROW0_MASKS {
+                            r.insert(key.1, mask.clone());
+                        }
+                    } else if template.is_some() && m.row0_own.len() < ROW0_MASKS {
+                        m.row0_own.insert(key.1, mask.clone());
                     }
                     m.last_mask = Some((key, mask.clone()));
                     Ok(mask)
@@ -713,7 +773,7 @@ impl Matcher {
 
     /// Masks answered from a cache: the last mask, because the parser position had not
     /// changed, or a mask of the grammar's first lexeme that a matcher of the same compiled
-    /// grammar computed.
+    /// grammar computed (see [`ParserFactory::matcher_for`](crate::ParserFactory::matcher_for)).
     pub fn mask_cache_hits(&self) -> u64 {
         self.mask_cache_hits
     }
