@@ -67,6 +67,8 @@ pub struct Matcher {
     /// First-row masks at states the template does not know (this lexer's own numbering):
     /// they go with the lexer when it becomes the next template.
     row0_own: HashMap<lexer::StateId, TokenSet>,
+    /// The next mask is computed, not taken from the first-row masks (after `set_slicing`).
+    skip_row0: bool,
     /// The last mask of the Earley backend and the parser position it was computed at
     /// (`Parser::position_key`): inside a long lexeme (the body of a JSON string) the
     /// position often stays the same from token to token, and so does the mask. Cleared
@@ -246,6 +248,7 @@ impl Matcher {
             lexer: Some(Arc::new(Mutex::new(lexer))),
             template: Some(template),
             row0_own: HashMap::new(),
+            skip_row0: false,
             last_mask: None,
             mask_cache_hits: 0,
         })
@@ -264,6 +267,7 @@ impl Matcher {
             lexer: None,
             template: None,
             row0_own: HashMap::new(),
+            skip_row0: false,
             last_mask: None,
             mask_cache_hits: 0,
         }
@@ -362,7 +366,8 @@ impl Matcher {
                     // matchers, a newer one kept for the next template.
                     let template = m.template.clone().filter(|_| key.0 == 0);
                     let known = template.clone().filter(|t| key.1.as_usize() < t.states);
-                    if key.0 == 0 {
+                    let skip = std::mem::take(&mut m.skip_row0);
+                    if key.0 == 0 && !skip {
                         let hit = match &known {
                             Some(t) => t
                                 .row0
@@ -759,11 +764,12 @@ impl Matcher {
     }
 
     /// Turns vocabulary slicing on or off for this matcher (masks are the same; on needs a
-    /// factory with slices).
+    /// factory with slices). The next mask is computed afresh, from no cache.
     pub fn set_slicing(&mut self, on: bool) {
         self.slicing.on = on && self.shared.slices.is_some();
-        // The next mask is computed, not answered from the last one.
+        // The next mask is computed, not answered from the last one or the first-row masks.
         self.last_mask = None;
+        self.skip_row0 = true;
     }
 
     /// Slicer counters.
