@@ -199,7 +199,7 @@ pub struct SliceStats {
 
 impl Drop for Matcher {
     /// The last of a matcher's clones offers its lexer to the grammar's later matchers (see
-    /// [`LexerTemplate`]).
+    /// [`ParserFactory::matcher_for`](crate::ParserFactory::matcher_for)).
     fn drop(&mut self) {
         let (Some(g), Some(t), Some(l)) = (&self.grammar, &self.template, self.lexer.take()) else {
             return;

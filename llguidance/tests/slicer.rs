@@ -2,7 +2,7 @@
 //! JSON strings of several bounds, free text, lazy lexemes, escapes), and the slicer is
 //! actually used inside strings.
 
-use llguidance::{GrammarSource, ParserFactory, SliceSpec};
+use llguidance::{GrammarSource, Matcher, ParserFactory, SliceSpec, TokenSet};
 
 fn grammars() -> Vec<GrammarSource> {
     let s = |x: &str| GrammarSource::JsonSchema(x.to_string());
@@ -49,6 +49,15 @@ STR: /"[^"]{0,30}"/
 %ignore /_+/
 }"#),
     ]
+}
+
+/// The matcher's mask, checked equal to the one an unsliced clone computes.
+fn mask_as_unsliced(m: &mut Matcher, what: &str) -> TokenSet {
+    let mask = m.compute_mask().unwrap();
+    let mut plain = m.deep_clone();
+    plain.set_slicing(false);
+    assert_eq!(mask, plain.compute_mask().unwrap(), "{what}: sliced != unsliced");
+    mask
 }
 
 fn lcg(seed: &mut u64) -> u64 {
@@ -148,14 +157,7 @@ fn sliced_equals_unsliced_across_grammar_boundaries() {
         let mut m = f.create_matcher(g).unwrap();
         let toks = f.tokenizer().tokenize(text).unwrap();
         for (i, &t) in toks.iter().enumerate() {
-            let mask = m.compute_mask().unwrap();
-            let mut plain = m.deep_clone();
-            plain.set_slicing(false);
-            assert_eq!(
-                mask,
-                plain.compute_mask().unwrap(),
-                "case {gi}, step {i}: sliced != unsliced"
-            );
+            let mask = mask_as_unsliced(&mut m, &format!("case {gi}, step {i}"));
             assert!(mask.contains(t), "case {gi}, step {i}: token {t:?} of the transcript refused");
             m.consume_token(t).unwrap();
         }
@@ -210,14 +212,7 @@ fn sliced_equals_unsliced_in_free_text() {
         let toks = f.tokenizer().tokenize(text).unwrap();
         let mut seed = ci as u64 + 7;
         for (i, &t) in toks.iter().enumerate() {
-            let mask = m.compute_mask().unwrap();
-            let mut plain = m.deep_clone();
-            plain.set_slicing(false);
-            assert_eq!(
-                mask,
-                plain.compute_mask().unwrap(),
-                "case {ci}, step {i}: sliced != unsliced"
-            );
+            let mask = mask_as_unsliced(&mut m, &format!("case {ci}, step {i}"));
             assert!(mask.contains(t), "case {ci}, step {i}: token {t:?} of the transcript refused");
             // A detour: a random allowed token with a delimiter character, then compare again.
             let vocab = f.tokenizer().vocab();
@@ -229,10 +224,7 @@ fn sliced_equals_unsliced_in_free_text() {
             if !odd.is_empty() {
                 let mut d = m.deep_clone();
                 d.consume_token(odd[lcg(&mut seed) as usize % odd.len()]).unwrap();
-                let dm = d.compute_mask().unwrap();
-                let mut plain = d.deep_clone();
-                plain.set_slicing(false);
-                assert_eq!(dm, plain.compute_mask().unwrap(), "case {ci}, detour at {i}");
+                mask_as_unsliced(&mut d, &format!("case {ci}, detour at {i}"));
                 applied += d.slice_stats().applied;
             }
             m.consume_token(t).unwrap();

@@ -62,6 +62,13 @@ fn live() -> isize {
     LIVE.load(Ordering::Relaxed)
 }
 
+/// `f`'s result and the live heap bytes it added.
+fn measured<T>(f: impl FnOnce() -> T) -> (T, isize) {
+    let b = live();
+    let x = f();
+    (x, live() - b)
+}
+
 /// Bytes for one schema and engine; `None` where the engine failed.
 #[derive(Default, Clone, Copy)]
 struct Row {
@@ -79,22 +86,20 @@ fn ours_row(f: &ours::ParserFactory, schema: &str, toks: &[u32]) -> Row {
     };
     let Ok(mut m) = f.matcher_for(g.clone()) else { return r };
     r.grammar_matcher = Some(live() - b0);
-    for &t in toks {
-        let ok = m.compute_mask().is_ok_and(|mask| mask.contains(ours::TokenId(t)))
-            && m.consume_token(ours::TokenId(t)).is_ok();
-        if !ok {
-            return r;
-        }
+    let step = |t| {
+        let t = ours::TokenId(t);
+        m.compute_mask().is_ok_and(|mask| mask.contains(t)) && m.consume_token(t).is_ok()
+    };
+    if !toks.iter().copied().all(step) {
+        return r;
     }
     r.after_instance = Some(live() - b0);
-    let b1 = live();
-    let c = m.deep_clone();
-    r.deep_clone = Some(live() - b1);
-    let b2 = live();
-    let n = f.matcher_for(g.clone());
-    r.matcher_for = n.is_ok().then(|| live() - b2);
+    let (c, d) = measured(|| m.deep_clone());
+    r.deep_clone = Some(d);
+    let (n, d) = measured(|| f.matcher_for(g.clone()));
+    r.matcher_for = n.is_ok().then_some(d);
     drop((c, n, m, g));
-    // The factory keeps a dropped grammar's shared lexer until the next grammar's first
+    // The factory keeps a dropped grammar's lexer template until the next grammar's first
     // matcher purges it: purge now with a tiny one, so that it is not counted against the
     // next schema.
     if let Ok(tiny) = f.compile(&ours::GrammarSource::Regex("x".into())) {
@@ -114,17 +119,14 @@ fn ref_row(f: &ref_llg::ParserFactory, schema: &str, toks: &[u32]) -> Row {
         return r;
     }
     r.grammar_matcher = Some(live() - b0);
-    for &t in toks {
-        let ok =
-            m.compute_mask().is_ok_and(|mask| mask.is_allowed(t)) && m.consume_token(t).is_ok();
-        if !ok {
-            return r;
-        }
+    let step =
+        |t| m.compute_mask().is_ok_and(|mask| mask.is_allowed(t)) && m.consume_token(t).is_ok();
+    if !toks.iter().copied().all(step) {
+        return r;
     }
     r.after_instance = Some(live() - b0);
-    let b1 = live();
-    let c = m.deep_clone();
-    r.deep_clone = Some(live() - b1);
+    let (c, d) = measured(|| m.deep_clone());
+    r.deep_clone = Some(d);
     drop((c, m));
     r
 }
