@@ -89,100 +89,6 @@ impl std::fmt::Debug for DerivreLexer {
 }
 
 impl DerivreLexer {
-    /// [`Lexer::check_prefixes`]; `cheap`: [`Lexer::check_prefixes_cheap`] (the walk creates
-    /// no state, no full symbolic check).
-    fn containment(&mut self, state: StateId, query: &RegexSpec, cheap: bool) -> Containment {
-        // `C{m,n}` by walking the DFA (cheap when warm, and decisive both ways; out of budget
-        // it is "unknown": walking the slice's trie then costs less than the symbolic check,
-        // ~5 ms on a bounded repeat); the symbolic check for other shapes.
-        let parsed = ClassRepeat::parse_cached(query);
-        // Every one-character string of the class must live (a query holding longer strings
-        // holds their one-character prefixes): one of its first bytes leading to DEAD
-        // settles it before any walk or symbolic check. A few representative bytes (a
-        // letter of each case, a digit) rule out most states of a trie walk (structure,
-        // numbers, literals) for a few transitions the walk needs anyway; trying every
-        // first byte cost a cold derivative per byte class in key states, which the
-        // symbolic check then proves contained without them.
-        if let Some(q) = parsed.as_ref().filter(|q| q.max != Some(0)) {
-            for &b in q.probe_bytes.iter() {
-                match self.advance(state, b) {
-                    Ok(s) if s != StateId::DEAD => {}
-                    _ => return Containment::Unknown,
-                }
-            }
-        }
-        let q = match self.class_repeats.get(query) {
-            Some(&q) => q,
-            None => {
-                let q = parsed.map(|q| {
-                    let c = q.class.reduced(&self.class_of);
-                    let i = match self.walk_classes.iter().position(|x| *x == c) {
-                        Some(i) => i,
-                        None => {
-                            self.walk_classes.push(c);
-                            self.walk_classes.len() - 1
-                        }
-                    };
-                    (i as u32, q.max)
-                });
-                self.class_repeats.insert(query.clone(), q);
-                q
-            }
-        };
-        // First derivre's symbolic check on a small budget: it proves shapes the walk finds
-        // costly at once, e.g. keys `"body" & ~("k1"|…)` (free keys beside named ones),
-        // whose walk tells every prefix of every named key apart.
-        let skip_forced =
-            q.is_some_and(|(ci, _)| self.walk_classes[ci as usize].num_first_bytes() >= 2);
-        // The symbolic check proves strings live, not that a lazy lexeme (free text up to a
-        // delimiter) does not match, and so end, inside them: with one live, only the walk,
-        // which stops where a lazy lexeme matches, answers.
-        let lazy_live = self.possible(state).intersects(&self.lazy);
-        if !lazy_live
-            && self.check_symbolic(state, query, QUICK_CONTAINMENT_FUEL, false, skip_forced)
-                == Containment::Contained
-        {
-            return Containment::Contained;
-        }
-        if let Some((ci, max)) = q {
-            // One walk per (state, class) answers every query on that class up to the depth
-            // it reached; a deeper query walks again (warm by then). An unbounded query is
-            // contained only through a repeated state set within UNBOUNDED_WALK_DEPTH.
-            let limit_now = max.unwrap_or(UNBOUNDED_WALK_DEPTH);
-            let key = (state, ci | (cheap as u32) << 31);
-            let d = match self.live_depths.get(&key) {
-                Some(&(d, used))
-                    if d.unbounded
-                        || d.depth < used
-                        || used >= limit_now
-                        || max.is_some_and(|m| m <= d.depth) =>
-                {
-                    d
-                }
-                _ => {
-                    let classes = std::mem::take(&mut self.walk_classes);
-                    let limit = Some(limit_now);
-                    let class = &classes[ci as usize];
-                    let budget = if cheap { 0 } else { walk_new_states(limit_now) };
-                    let d = live_depth(self, state, class, limit, WALK_FUEL, budget);
-                    self.walk_classes = classes;
-                    self.live_depths.insert(key, (d, limit_now));
-                    d
-                }
-            };
-            let answer = d.contains(max);
-            // Only when the walk gave up on a budget is the full symbolic check worth it.
-            if answer == Containment::Contained || !d.gave_up || lazy_live || cheap {
-                return answer;
-            }
-        }
-        if lazy_live || cheap {
-            return Containment::Unknown;
-        }
-        let fuel = self.limits.containment_fuel;
-        self.check_symbolic(state, query, fuel, true, skip_forced)
-    }
-
     /// Compiles `spec` with the default [`LexerLimits`].
     pub fn new(spec: &LexerSpec) -> Result<Self, Error> {
         Self::with_limits(Arc::new(spec.clone()), LexerLimits::default())
@@ -316,6 +222,100 @@ impl DerivreLexer {
         } else {
             to
         }
+    }
+
+    /// [`Lexer::check_prefixes`]; `cheap`: [`Lexer::check_prefixes_cheap`] (the walk creates
+    /// no state, no full symbolic check).
+    fn containment(&mut self, state: StateId, query: &RegexSpec, cheap: bool) -> Containment {
+        // `C{m,n}` by walking the DFA (cheap when warm, and decisive both ways; out of budget
+        // it is "unknown": walking the slice's trie then costs less than the symbolic check,
+        // ~5 ms on a bounded repeat); the symbolic check for other shapes.
+        let parsed = ClassRepeat::parse_cached(query);
+        // Every one-character string of the class must live (a query holding longer strings
+        // holds their one-character prefixes): one of its first bytes leading to DEAD
+        // settles it before any walk or symbolic check. A few representative bytes (a
+        // letter of each case, a digit) rule out most states of a trie walk (structure,
+        // numbers, literals) for a few transitions the walk needs anyway; trying every
+        // first byte cost a cold derivative per byte class in key states, which the
+        // symbolic check then proves contained without them.
+        if let Some(q) = parsed.as_ref().filter(|q| q.max != Some(0)) {
+            for &b in q.probe_bytes.iter() {
+                match self.advance(state, b) {
+                    Ok(s) if s != StateId::DEAD => {}
+                    _ => return Containment::Unknown,
+                }
+            }
+        }
+        let q = match self.class_repeats.get(query) {
+            Some(&q) => q,
+            None => {
+                let q = parsed.map(|q| {
+                    let c = q.class.reduced(&self.class_of);
+                    let i = match self.walk_classes.iter().position(|x| *x == c) {
+                        Some(i) => i,
+                        None => {
+                            self.walk_classes.push(c);
+                            self.walk_classes.len() - 1
+                        }
+                    };
+                    (i as u32, q.max)
+                });
+                self.class_repeats.insert(query.clone(), q);
+                q
+            }
+        };
+        // First derivre's symbolic check on a small budget: it proves shapes the walk finds
+        // costly at once, e.g. keys `"body" & ~("k1"|…)` (free keys beside named ones),
+        // whose walk tells every prefix of every named key apart.
+        let skip_forced =
+            q.is_some_and(|(ci, _)| self.walk_classes[ci as usize].num_first_bytes() >= 2);
+        // The symbolic check proves strings live, not that a lazy lexeme (free text up to a
+        // delimiter) does not match, and so end, inside them: with one live, only the walk,
+        // which stops where a lazy lexeme matches, answers.
+        let lazy_live = self.possible(state).intersects(&self.lazy);
+        if !lazy_live
+            && self.check_symbolic(state, query, QUICK_CONTAINMENT_FUEL, false, skip_forced)
+                == Containment::Contained
+        {
+            return Containment::Contained;
+        }
+        if let Some((ci, max)) = q {
+            // One walk per (state, class) answers every query on that class up to the depth
+            // it reached; a deeper query walks again (warm by then). An unbounded query is
+            // contained only through a repeated state set within UNBOUNDED_WALK_DEPTH.
+            let limit_now = max.unwrap_or(UNBOUNDED_WALK_DEPTH);
+            let key = (state, ci | (cheap as u32) << 31);
+            let d = match self.live_depths.get(&key) {
+                Some(&(d, used))
+                    if d.unbounded
+                        || d.depth < used
+                        || used >= limit_now
+                        || max.is_some_and(|m| m <= d.depth) =>
+                {
+                    d
+                }
+                _ => {
+                    let classes = std::mem::take(&mut self.walk_classes);
+                    let limit = Some(limit_now);
+                    let class = &classes[ci as usize];
+                    let budget = if cheap { 0 } else { walk_new_states(limit_now) };
+                    let d = live_depth(self, state, class, limit, WALK_FUEL, budget);
+                    self.walk_classes = classes;
+                    self.live_depths.insert(key, (d, limit_now));
+                    d
+                }
+            };
+            let answer = d.contains(max);
+            // Only when the walk gave up on a budget is the full symbolic check worth it.
+            if answer == Containment::Contained || !d.gave_up || lazy_live || cheap {
+                return answer;
+            }
+        }
+        if lazy_live || cheap {
+            return Containment::Unknown;
+        }
+        let fuel = self.limits.containment_fuel;
+        self.check_symbolic(state, query, fuel, true, skip_forced)
     }
 
     /// derivre's symbolic containment check of `query` in the prefixes of `state`: each

@@ -179,11 +179,12 @@ fn placeholder() -> DerivreLexer {
         .clone()
 }
 
-/// Slicer state of a matcher: on/off, containment answers cached by lexer state and slice, counters.
+/// Slicer state of a matcher: on/off, containment answers cached by lexer state and slice,
+/// counters.
 #[derive(Clone, Default)]
 struct Slicing {
     on: bool,
-    cache: std::collections::HashMap<(u32, usize), bool>,
+    cache: HashMap<(u32, usize), bool>,
     applied: u64,
     walked: u64,
 }
