@@ -264,6 +264,18 @@ impl DerivreLexer {
                 q
             }
         };
+        // A walk of the same class from this state that already reached deep enough (one
+        // slice of a class after another of it) answers before any symbolic work.
+        if let Some((ci, max)) = q {
+            let key = (state, ci | (cheap as u32) << 31);
+            if self
+                .live_depths
+                .get(&key)
+                .is_some_and(|(d, _)| d.contains(max) == Containment::Contained)
+            {
+                return Containment::Contained;
+            }
+        }
         // First derivre's symbolic check on a small budget: it proves shapes the walk finds
         // costly at once, e.g. keys `"body" & ~("k1"|…)` (free keys beside named ones),
         // whose walk tells every prefix of every named key apart.
