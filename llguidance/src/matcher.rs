@@ -100,7 +100,8 @@ struct SharedLexer {
 /// copy, so the masks of the first row (no lexeme ended yet: the same row in every matcher,
 /// e.g. free text before a tool call) are kept here by lexer state, for those ids.
 pub(crate) struct LexerTemplate {
-    lexer: DerivreLexer,
+    /// `None` until a finished matcher offers its lexer (the first matcher builds its own).
+    lexer: Option<DerivreLexer>,
     states: usize,
     contained: HashMap<(u32, usize), bool>,
     row0: Mutex<HashMap<lexer::StateId, TokenSet>>,
@@ -121,23 +122,22 @@ pub(crate) struct GrammarLexers(Mutex<HashMap<usize, GrammarLexer>>);
 type GrammarLexer = (Weak<CompiledGrammar>, Arc<LexerTemplate>);
 
 impl GrammarLexers {
-    /// The grammar's template (a new, empty lexer the first time).
-    fn template(&self, grammar: &Arc<CompiledGrammar>) -> Result<Arc<LexerTemplate>, Error> {
+    /// The grammar's template (without a lexer the first time).
+    fn template(&self, grammar: &Arc<CompiledGrammar>) -> Arc<LexerTemplate> {
         let key = Arc::as_ptr(grammar) as usize;
         let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, t)) = map.get(&key) {
-            return Ok(t.clone());
+            return t.clone();
         }
-        let lexer = DerivreLexer::new(&grammar.spec)?;
         let t = Arc::new(LexerTemplate {
-            states: lexer::Lexer::num_states(&lexer),
-            lexer,
+            lexer: None,
+            states: 0,
             contained: HashMap::new(),
             row0: Mutex::new(HashMap::new()),
         });
         map.retain(|_, (w, _)| w.strong_count() > 0);
         map.insert(key, (Arc::downgrade(grammar), t.clone()));
-        Ok(t)
+        t
     }
 
     /// A finished matcher's lexer, copied from `from`: the grammar's new template if it
@@ -165,7 +165,12 @@ impl GrammarLexers {
                 row0.insert(k, v);
             }
         }
-        *cur = Arc::new(LexerTemplate { lexer, states, contained, row0: Mutex::new(row0) });
+        *cur = Arc::new(LexerTemplate {
+            lexer: Some(lexer),
+            states,
+            contained,
+            row0: Mutex::new(row0),
+        });
     }
 }
 
@@ -230,8 +235,12 @@ impl Matcher {
         grammar: Arc<CompiledGrammar>,
     ) -> Result<Matcher, Error> {
         let opts = grammar.parser_options(shared.tokenizer.vocab().eos_tokens().to_vec());
-        let template = shared.lexers.template(&grammar)?;
-        let mut parser = Parser::new(grammar.cfg.clone(), template.lexer.clone(), opts)?;
+        let template = shared.lexers.template(&grammar);
+        let lexer = match &template.lexer {
+            Some(l) => l.clone(),
+            None => DerivreLexer::new(&grammar.spec)?,
+        };
+        let mut parser = Parser::new(grammar.cfg.clone(), lexer, opts)?;
         let mut lexer = placeholder();
         std::mem::swap(parser.lexer_mut(), &mut lexer);
         let contained = template.contained.clone();
