@@ -140,6 +140,13 @@ impl GrammarLexers {
         t
     }
 
+    /// Drops the grammar's entry (its last matcher is going).
+    fn forget(&self, grammar: &Arc<CompiledGrammar>) {
+        let key = Arc::as_ptr(grammar) as usize;
+        let entry = self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+        drop(entry);
+    }
+
     /// A finished matcher's lexer, copied from `from`: the grammar's new template if it
     /// knows clearly more states than the current one (and not too many). The first-row
     /// masks of `from` carry over (the lexer extends `from`'s state numbering), with the
@@ -211,6 +218,12 @@ impl Drop for Matcher {
             return;
         };
         let Ok(l) = Arc::try_unwrap(l) else { return };
+        if Arc::strong_count(g) == 1 {
+            // The grammar goes with this matcher (`create_matcher`): free its template now,
+            // not in a later grammar's first matcher.
+            self.shared.lexers.forget(g);
+            return;
+        }
         let l = l.into_inner().unwrap_or_else(|e| e.into_inner());
         if l.broken.is_none() {
             let own = std::mem::take(&mut self.row0_own);

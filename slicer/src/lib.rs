@@ -79,24 +79,22 @@ impl SliceSpec {
     }
 
     /// The factory's default: the three [`SliceSpec::json_default`] lengths of
-    /// [`PLAIN_STRING_CLASS`] (JSON string bodies), the same lengths of
-    /// [`JSON_STRING_CLASS`] (string bodies holding `<`, `[` or `{`), then unbounded runs of
-    /// [`FREE_TEXT_CLASS`] (what is left of free text: newlines, quotes, backslashes). A JSON
-    /// string uses the first six slices, free text up to a tag or trigger the first three
-    /// and the last; the rest of the vocabulary (tokens with `<`, `[`, `{` outside a string
-    /// body, partial UTF-8, special tokens) is walked.
+    /// [`PLAIN_STRING_CLASS`] (JSON string bodies), runs of up to 10 characters of
+    /// [`JSON_STRING_CLASS`] (short string bodies holding `<`, `[` or `{`; the few longer
+    /// ones, ~20 tokens in llama3, are walked), then unbounded runs of [`FREE_TEXT_CLASS`]
+    /// (what is left of free text: newlines, quotes, backslashes). A JSON string uses the
+    /// first four slices, free text up to a tag or trigger the first three and the last; the
+    /// rest of the vocabulary (tokens with `<`, `[`, `{` outside a string body, partial
+    /// UTF-8, special tokens) is walked.
     pub fn standard() -> Vec<SliceSpec> {
-        let lengths = [(1, Some(10)), (1, Some(30)), (1, None)];
-        let mut v = Vec::new();
-        for class in [PLAIN_STRING_CLASS, JSON_STRING_CLASS] {
-            v.extend(lengths.iter().map(|&(min, max)| SliceSpec {
-                class: class.to_string(),
-                min,
-                max,
-            }));
-        }
-        v.push(SliceSpec { class: FREE_TEXT_CLASS.to_string(), min: 1, max: None });
-        v
+        let spec = |class: &str, max| SliceSpec { class: class.to_string(), min: 1, max };
+        vec![
+            spec(PLAIN_STRING_CLASS, Some(10)),
+            spec(PLAIN_STRING_CLASS, Some(30)),
+            spec(PLAIN_STRING_CLASS, None),
+            spec(JSON_STRING_CLASS, Some(10)),
+            spec(FREE_TEXT_CLASS, None),
+        ]
     }
 
     /// The general set for code and text grammars: word runs `[A-Za-z0-9_]+` first (all
