@@ -8,6 +8,8 @@
 //!
 //! Run: `cargo bench -p llguidance --bench draft`.
 
+mod common;
+
 use std::time::Instant;
 
 use llguidance::{GrammarSource, Matcher, ParserFactory, TokenId, TokenSet};
@@ -27,14 +29,6 @@ fn main() {
     let tools = [serde_json::json!({"type": "function", "function": {"name": "search",
         "parameters": {"type": "object", "properties": {"q": {"type": "string"},
         "n": {"type": "integer"}}, "required": ["q"]}}})];
-    let tag = grammars::tool_calls::structural_tag(
-        "qwen_3",
-        &tools,
-        &serde_json::json!("auto"),
-        grammars::tool_calls::Reasoning::Disabled,
-        true,
-    )
-    .expect("tag");
     let cases = [
         (
             "JSON document",
@@ -46,7 +40,7 @@ fn main() {
         ),
         (
             "tool call in free text",
-            GrammarSource::StructuralTag(tag.to_string()),
+            common::qwen3_tag(&tools),
             "Let me search for that, one moment. <tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"analytical engine\", \"n\": 3}}\n</tool_call> Here it is.",
         ),
     ];

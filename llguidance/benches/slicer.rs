@@ -6,6 +6,8 @@
 //!
 //! Run: `cargo bench -p llguidance --bench slicer`.
 
+mod common;
+
 use std::time::Instant;
 
 use llguidance::{GrammarSource, Matcher, ParserFactory, SliceSpec};
@@ -83,15 +85,7 @@ fn main() {
     // `</think>` excluded), as `grammars::tool_calls` builds it for one tool.
     let tools = [serde_json::json!({"type": "function", "function": {"name": "search",
         "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}})];
-    let tag = grammars::tool_calls::structural_tag(
-        "qwen_3",
-        &tools,
-        &serde_json::json!("auto"),
-        grammars::tool_calls::Reasoning::Disabled,
-        true,
-    )
-    .expect("tag");
-    let free = GrammarSource::StructuralTag(tag.to_string());
+    let free = common::qwen3_tag(&tools);
     let cases = [
         (
             "inside an unconstrained string",
