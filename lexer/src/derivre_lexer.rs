@@ -264,13 +264,14 @@ impl DerivreLexer {
                 q
             }
         };
+        // The walk of this class from this state (cheap walks apart: fewer new states).
+        let walk_key = |ci: u32| (state, ci | (cheap as u32) << 31);
         // A walk of the same class from this state that already reached deep enough (one
         // slice of a class after another of it) answers before any symbolic work.
         if let Some((ci, max)) = q {
-            let key = (state, ci | (cheap as u32) << 31);
             if self
                 .live_depths
-                .get(&key)
+                .get(&walk_key(ci))
                 .is_some_and(|(d, _)| d.contains(max) == Containment::Contained)
             {
                 return Containment::Contained;
@@ -296,7 +297,7 @@ impl DerivreLexer {
             // it reached; a deeper query walks again (warm by then). An unbounded query is
             // contained only through a repeated state set within UNBOUNDED_WALK_DEPTH.
             let limit_now = max.unwrap_or(UNBOUNDED_WALK_DEPTH);
-            let key = (state, ci | (cheap as u32) << 31);
+            let key = walk_key(ci);
             let d = match self.live_depths.get(&key) {
                 Some(&(d, used))
                     if d.unbounded

@@ -132,7 +132,8 @@ pub(crate) struct Shared {
     pub(crate) engine: Engine,
     /// Vocabulary slices for dense masks (`None`: slicing off).
     pub(crate) slices: Option<Arc<slicer::Slices>>,
-    /// Each compiled grammar's lexer, shared by all its matchers (see `Matcher::new`).
+    /// Each compiled grammar's lexer template and first-row masks (see
+    /// [`ParserFactory::matcher_for`]).
     pub(crate) lexers: crate::matcher::GrammarLexers,
 }
 
@@ -163,6 +164,12 @@ impl ParserFactory {
     /// The same factory choosing engines by `engine` (default [`Engine::Auto`]: a token DFA
     /// for plain regexes that build within [`TOKEN_DFA_BUDGET`], else the Earley parser).
     pub fn with_engine(&self, engine: Engine) -> ParserFactory {
+        self.derived(engine, self.shared.slices.clone())
+    }
+
+    /// This factory's tokenizer, trie and limits with another engine and slices (and no
+    /// grammar lexers yet: those follow the slices' containment answers).
+    fn derived(&self, engine: Engine, slices: Option<Arc<slicer::Slices>>) -> ParserFactory {
         let s = &self.shared;
         ParserFactory {
             shared: Arc::new(Shared {
@@ -170,7 +177,7 @@ impl ParserFactory {
                 trie: s.trie.clone(),
                 limits: s.limits.clone(),
                 engine,
-                slices: s.slices.clone(),
+                slices,
                 lexers: Default::default(),
             }),
         }
@@ -189,16 +196,7 @@ impl ParserFactory {
         } else {
             None
         };
-        ParserFactory {
-            shared: Arc::new(Shared {
-                tokenizer: s.tokenizer.clone(),
-                trie: s.trie.clone(),
-                limits: s.limits.clone(),
-                engine: s.engine,
-                slices,
-                lexers: Default::default(),
-            }),
-        }
+        self.derived(s.engine, slices)
     }
 
     /// The same factory with these vocabulary slices (e.g. [`slicer::SliceSpec::general`]
@@ -207,16 +205,7 @@ impl ParserFactory {
         let s = &self.shared;
         let slices = slicer::Slices::new(s.tokenizer.vocab(), specs)
             .map_err(|e| Error::new(ErrorKind::Tokenizer, format!("vocabulary slices: {e}")))?;
-        Ok(ParserFactory {
-            shared: Arc::new(Shared {
-                tokenizer: s.tokenizer.clone(),
-                trie: s.trie.clone(),
-                limits: s.limits.clone(),
-                engine: s.engine,
-                slices: Some(Arc::new(slices)),
-                lexers: Default::default(),
-            }),
-        })
+        Ok(self.derived(s.engine, Some(Arc::new(slices))))
     }
 
     /// The vocabulary slices, if slicing is on.

@@ -387,11 +387,11 @@ impl Matcher {
                     let key = p.position_key();
                     // First row: a state the template knows is shared across the grammar's
                     // matchers, a newer one kept for the next template.
-                    let template = m.template.clone().filter(|_| key.0 == 0);
-                    let known = template.clone().filter(|t| key.1.as_usize() < t.states);
+                    let template = m.template.as_ref().filter(|_| key.0 == 0);
+                    let known = template.filter(|t| key.1.as_usize() < t.states);
                     let skip = std::mem::take(&mut m.skip_row0);
                     if key.0 == 0 && !skip {
-                        let hit = match &known {
+                        let hit = match known {
                             Some(t) => t
                                 .row0
                                 .lock()
@@ -422,7 +422,7 @@ impl Matcher {
                              each other)",
                         ));
                     }
-                    if let Some(t) = &known {
+                    if let Some(t) = known {
                         let mut r = t.row0.lock().unwrap_or_else(|e| e.into_inner());
                         if r.len() < ROW0_MASKS {
                             r.insert(key.1, mask.clone());

@@ -131,7 +131,8 @@ fn ref_row(f: &ref_llg::ParserFactory, schema: &str, toks: &[u32]) -> Row {
     r
 }
 
-/// Tokenizer env with forcing turned off, as the main bench uses.
+/// The reference factory for the tokenizer at `path` (memory only: no need for the main
+/// bench's no-forcing wrapper).
 fn ref_factory(path: &std::path::Path) -> ref_llg::ParserFactory {
     let bt = toktrie_hf_tokenizers::ByteTokenizer::from_file(path).expect("reference tokenizer");
     let env: TokEnv = bt.into_tok_env(None).expect("reference TokEnv");
