@@ -6,12 +6,15 @@
 //!
 //! `const_string`, `regex` (whole match, `.` matches newlines), `grammar` (XGrammar's EBNF,
 //! a GBNF dialect with root rule `root`, through the GBNF front end), `json_schema`
-//! (styles `json`, `qwen_xml`, `minimax_xml`, `glm_xml`, `deepseek_xml`; `any_order`),
+//! (styles `json`, `qwen_xml`, `minimax_xml`, `glm_xml`, `deepseek_xml`,
+//! `deepseek_v4_1_xml`, `kimi_k3_xml`; `any_order`, `excludes`,
+//! `max_whitespace_cnt`),
 //! `any_text` (`excludes`, `max_chars`), `token`, `exclude_token`, `any_tokens`, `sequence`,
 //! `or`, `optional`, `plus`, `star`, `repeat`, `tag`, `triggered_tags`, `tags_with_separator`,
 //! `dispatch`, `token_triggered_tags`, `token_dispatch` (tokens by id, or by name for special
 //! tokens), and untyped format objects whose type follows from their fields, as XGrammar
-//! infers it. The other XML styles are errors naming them (never a looser grammar).
+//! infers it. XGrammar's recursive XML styles (`cohere_xml`, `minimax_m3_xml`) are errors
+//! naming them (never a looser grammar).
 //!
 //! # Free text
 //!
@@ -36,6 +39,8 @@ use serde_json::{Map, Value};
 
 use crate::ir::{Expr, Grammar, GrammarOptions, GrammarSet, Rule, RuleAttrs, SpecialToken};
 use crate::{Error, ErrorKind};
+
+mod xml;
 
 /// Nesting limit of formats.
 pub const MAX_DEPTH: usize = 100;
@@ -223,6 +228,49 @@ fn then_delims(bad: &[String], delims: &[String], excl: &[String], max_chars: Op
     Expr::Alt(vec![text, Expr::Seq(vec![free, Expr::Alt(toks)])])
 }
 
+/// `e` then one of the tail strings (a tag's end), if any.
+fn with_tail(e: Expr, tail: Option<&[String]>) -> Expr {
+    match tail {
+        None => e,
+        Some(t) => Expr::Seq(vec![e, alt_lits(t)]),
+    }
+}
+
+/// The options of a `json_schema` format.
+#[derive(Clone, Debug, Default)]
+struct JsonOpts {
+    any_order: bool,
+    /// Substrings string values and keys may not contain.
+    excludes: Vec<String>,
+    /// `max_whitespace_cnt`: the longest whitespace run (`None`: unbounded).
+    max_ws: Option<u32>,
+}
+
+impl JsonOpts {
+    fn parse(o: &Map<String, Value>) -> Result<JsonOpts, Error> {
+        let max_ws = match o.get("max_whitespace_cnt") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_u64().filter(|&n| n <= u32::MAX as u64).ok_or_else(|| {
+                err(ErrorKind::Value, "max_whitespace_cnt must be a non-negative integer or null")
+            })? as u32),
+        };
+        let excludes = str_list(o.get("excludes"), "json_schema excludes")?;
+        if excludes.iter().any(String::is_empty) {
+            return Err(err(ErrorKind::Value, "json_schema excludes must be non-empty strings"));
+        }
+        Ok(JsonOpts { any_order: bool_field(o, "any_order")?, excludes, max_ws })
+    }
+
+    /// A whitespace run of at least `min` characters (at most `max_ws`).
+    fn ws_regex(&self, min: u32) -> String {
+        match self.max_ws {
+            None if min == 0 => "[ \n\r\t]*".into(),
+            None => format!("[ \n\r\t]{{{min},}}"),
+            Some(n) => format!("[ \n\r\t]{{{min},{}}}", n.max(min)),
+        }
+    }
+}
+
 /// A dispatch format's `rules`: `[pattern, format]` pairs.
 fn rule_pairs<'v>(rules: &'v Value, ty: &str) -> Result<Vec<(&'v Value, &'v Value)>, Error> {
     rules
@@ -337,10 +385,6 @@ impl Builder {
         };
         let sub =
             |b: &mut Builder, f: &Value, tail: Option<&[String]>| b.format(f, ctx, tail, depth + 1);
-        let with_tail = |e: Expr, tail: Option<&[String]>| match tail {
-            None => e,
-            Some(t) => Expr::Seq(vec![e, alt_lits(t)]),
-        };
         Ok(match ty.as_str() {
             "const_string" => {
                 let v = field("value")?.as_str().ok_or_else(|| {
@@ -384,19 +428,20 @@ impl Builder {
                     ));
                 }
                 let style = match (ty.as_str(), o.get("style")) {
-                    ("qwen_xml_parameter", _) => "qwen_xml",
-                    (_, None) => "json",
-                    (_, Some(Value::String(s))) => s.as_str(),
+                    ("qwen_xml_parameter", _) => Some(xml::Style::Qwen),
+                    (_, None) => None,
+                    (_, Some(Value::String(s))) => xml::Style::parse(s)?,
                     _ => return Err(err(ErrorKind::Value, "json_schema style must be a string")),
                 };
-                let any_order = bool_field(o, "any_order")?;
-                if style.ends_with("_xml") && schema.get("properties").is_some() {
+                let opts = JsonOpts::parse(o)?;
+                match style {
                     // The trailing whitespace and the tail are one lexeme (a tail may start
                     // with whitespace itself, as Qwen3-Coder's "\n</function>").
-                    self.xml(&strict_schema(schema), style, tail)?
-                } else {
-                    let e = self.json(schema, style, any_order)?;
-                    with_tail(e, tail)
+                    Some(style) => self.xml(&strict_schema(schema), style, &opts, tail)?,
+                    None => {
+                        let e = self.json(schema, &opts)?;
+                        with_tail(e, tail)
+                    }
                 }
             }
             "any_text" => {
@@ -799,95 +844,23 @@ impl Builder {
         })
     }
 
-    /// A `json_schema` format's content.
-    fn json(&mut self, schema: &Value, style: &str, any_order: bool) -> Result<Expr, Error> {
+    /// A `json_schema` format's content in the `json` style.
+    fn json(&mut self, schema: &Value, o: &JsonOpts) -> Result<Expr, Error> {
         let strict = strict_schema(schema);
-        match style {
-            "json" => {
-                let mut opts = crate::json_schema::JsonCompileOptions::from_schema(&strict)?;
-                opts.any_order |= any_order;
-                let g = crate::json_schema::compile_schema_with(&strict, &opts)
-                    .map_err(|e| err(e.kind(), format!("json_schema format: {}", e.message())))?
-                    .grammar;
-                Ok(self.sub_grammar("json", g))
-            }
-            "qwen_xml" | "minimax_xml" | "glm_xml" | "deepseek_xml" => self.xml(&strict, style, None),
-            other => Err(err(
-                ErrorKind::Unsupported,
-                format!("json_schema style {other:?} is not supported (json, qwen_xml, minimax_xml, glm_xml, deepseek_xml)"),
-            )),
-        }
-    }
-
-    /// XML-parameter styles: each property in declared order (optional ones may be left
-    /// out) as `<open NAME>value<close>`, whitespace around; string values are raw text up
-    /// to the close, other values JSON with whitespace around.
-    fn xml(&mut self, schema: &Value, style: &str, tail: Option<&[String]>) -> Result<Expr, Error> {
-        let props = schema.get("properties").and_then(Value::as_object);
-        let Some(props) = props else {
-            // Not an object of properties: plain JSON for the schema.
-            return self.json(schema, "json", false);
-        };
-        let required: Vec<&str> = schema
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let ws = || Expr::Repeat {
-            expr: Box::new(Expr::Lexeme(RegexSpec::Regex("[ \\n\\r\\t]+".into()))),
-            min: 0,
-            max: Some(1),
-        };
-        let mut seq = Vec::new();
-        for (k, sub) in props {
-            let is_string = sub.get("type").and_then(Value::as_str) == Some("string");
-            let (open, close) = match style {
-                "qwen_xml" => (format!("<parameter={k}>"), "</parameter>".to_string()),
-                "minimax_xml" => (format!("<parameter name=\"{k}\">"), "</parameter>".to_string()),
-                "glm_xml" => (format!("<arg_key>{k}</arg_key>"), "</arg_value>".to_string()),
-                _ => (
-                    format!(
-                        "<｜DSML｜parameter name=\"{k}\" string=\"{}\">",
-                        if is_string { "true" } else { "false" }
-                    ),
-                    "</｜DSML｜parameter>".to_string(),
-                ),
-            };
-            // Whitespace before a parameter and its open tag are one lexeme, so the lexer
-            // never has to decide early between more whitespace and what follows it.
-            let ws_star = || RegexSpec::Regex("[ \\n\\r\\t]*".into());
-            let mut open_rx = vec![ws_star(), RegexSpec::Literal(open)];
-            if style == "glm_xml" {
-                open_rx.extend([ws_star(), RegexSpec::Literal("<arg_value>".into())]);
-            }
-            let mut item = vec![Expr::Lexeme(RegexSpec::Concat(open_rx))];
-            if is_string {
-                // Raw text up to the close tag, the close tag included.
-                let close = vec![close.clone()];
-                item.push(Expr::Lexeme(text_then(&close, &close, &[], None)));
+        let mut opts = crate::json_schema::JsonCompileOptions::from_schema(&strict)?;
+        opts.any_order |= o.any_order;
+        opts.string_excludes.extend(o.excludes.iter().cloned());
+        if let Some(n) = o.max_ws {
+            if n == 0 {
+                opts.whitespace_flexible = false;
             } else {
-                let v = self.json(sub, "json", false)?;
-                item.extend([
-                    ws(),
-                    v,
-                    Expr::Lexeme(RegexSpec::Concat(vec![ws_star(), RegexSpec::Literal(close)])),
-                ]);
-            }
-            let item = self.rule("param", Expr::Seq(item), RuleAttrs::default());
-            if required.contains(&k.as_str()) {
-                seq.push(item);
-            } else {
-                seq.push(Expr::Repeat { expr: Box::new(item), min: 0, max: Some(1) });
+                opts.whitespace_pattern = Some(o.ws_regex(1));
             }
         }
-        match tail {
-            None => seq.push(ws()),
-            Some(t) => seq.push(Expr::Lexeme(RegexSpec::Concat(vec![
-                RegexSpec::Regex("[ \n\r\t]*".into()),
-                or_lits(t),
-            ]))),
-        }
-        Ok(Expr::Seq(seq))
+        let g = crate::json_schema::compile_schema_with(&strict, &opts)
+            .map_err(|e| err(e.kind(), format!("json_schema format: {}", e.message())))?
+            .grammar;
+        Ok(self.sub_grammar("json", g))
     }
 }
 

@@ -38,6 +38,8 @@ pub(crate) struct Emitter<'c, 'a> {
     general_escapes: bool,
     /// `any_order`: named properties in any order (each at most once).
     pub any_order: bool,
+    /// `string_excludes`: substrings no string or key contains.
+    pub excludes: Vec<String>,
 }
 
 fn lit(s: &str) -> Expr {
@@ -119,6 +121,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             escapes,
             general_escapes,
             any_order: false,
+            excludes: Vec::new(),
         }
     }
 
@@ -129,7 +132,18 @@ impl<'c, 'a> Emitter<'c, 'a> {
     /// A JSON string holding exactly the strings of `content`, quoted canonically (or, with
     /// general escapes and a content constrained by length only, any character escaped).
     fn key_spec(&self, content: RegexSpec) -> RegexSpec {
-        if self.general_escapes {
+        let content = if self.excludes.is_empty() {
+            content
+        } else {
+            let any = RegexSpec::Regex(STRING_ANY.to_string());
+            let mut inner = vec![any.clone()];
+            inner.push(RegexSpec::Or(
+                self.excludes.iter().map(|x| RegexSpec::Literal(x.clone())).collect(),
+            ));
+            inner.push(any);
+            RegexSpec::And(vec![content, RegexSpec::Not(Box::new(RegexSpec::Concat(inner)))])
+        };
+        if self.general_escapes && self.excludes.is_empty() {
             if let Some((lo, hi)) = length_only(&content) {
                 return self.general_quote(lo, hi);
             }

@@ -63,6 +63,7 @@
 //! complements: 8; alternatives of one intersection: 256 (all [`ErrorKind::Limit`]).
 
 mod ecma;
+pub(crate) use ecma::{format_spec, translate_pattern};
 mod emit;
 mod numbers;
 mod resolve;
@@ -106,6 +107,11 @@ pub struct JsonCompileOptions {
     /// parametric rule (instances made while parsing), for objects with at most 63 named
     /// properties and no `minProperties`/`maxProperties` (others keep the fixed order).
     pub any_order: bool,
+    /// Substrings no string value or key may contain (XGrammar's `json_schema` `excludes`;
+    /// default none). Checked on the decoded characters, so stricter than XGrammar where an
+    /// escape spells an excluded character, and applied to `pattern`/`format` strings too
+    /// (XGrammar leaves those unfiltered).
+    pub string_excludes: Vec<String>,
 }
 
 impl Default for JsonCompileOptions {
@@ -121,6 +127,7 @@ impl Default for JsonCompileOptions {
             allowed_escapes: None,
             general_escapes: false,
             any_order: false,
+            string_excludes: Vec::new(),
         }
     }
 }
@@ -226,6 +233,7 @@ pub fn compile_schema_with(
             opts.general_escapes,
         );
         em.any_order = opts.any_order;
+        em.excludes = opts.string_excludes.iter().filter(|x| !x.is_empty()).cloned().collect();
         let start = em.run(root)?;
         (std::mem::take(&mut em.rules), start)
     };
