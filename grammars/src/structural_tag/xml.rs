@@ -12,6 +12,8 @@
 //!   strings with a `pattern` (whole match), a known `format` or length bounds; a type union
 //!   with `string` (or an `anyOf` with a plain string) is raw text or the JSON of the rest;
 //!   anything else is JSON, with whitespace around inside the element;
+//! - `any_order`: the parameters in any order, each at most once, the required ones all
+//!   present (XGrammar checks neither; up to 64 parameters, more keep the declared order);
 //! - DeepSeek's `string="true"` marks raw values (no whitespace around them) and
 //!   `string="false"` JSON ones; Kimi-K3's `type="…"` names the value's JSON type (`number`
 //!   for integers; any of the seven names where the schema allows several).
@@ -25,7 +27,8 @@ use lexer::RegexSpec;
 use serde_json::{Map, Value};
 
 use super::{err, text_then, Builder, JsonOpts};
-use crate::ir::{Expr, RuleAttrs};
+use crate::ir::{Expr, Rule, RuleAttrs};
+use crate::param::{ParamCond, ParamExpr};
 use crate::{Error, ErrorKind};
 
 /// The XML-parameter styles.
@@ -284,13 +287,21 @@ impl Builder {
                     .and_then(Value::as_array)
                     .map(|a| a.iter().filter_map(Value::as_str).collect())
                     .unwrap_or_default();
+                let mut items = Vec::new();
                 for (k, sub) in props {
                     let item = x.param(RegexSpec::Literal(k.clone()), sub)?;
                     let item = x.b.rule("param", item, RuleAttrs::default());
-                    if required.contains(&k.as_str()) {
-                        seq.push(item);
-                    } else {
-                        seq.push(Expr::Repeat { expr: Box::new(item), min: 0, max: Some(1) });
+                    items.push((item, required.contains(&k.as_str())));
+                }
+                if opts.any_order && items.len() > 1 && items.len() <= ANY_ORDER_MAX {
+                    seq.push(self.any_order(items));
+                } else {
+                    for (item, req) in items {
+                        seq.push(if req {
+                            item
+                        } else {
+                            Expr::Repeat { expr: Box::new(item), min: 0, max: Some(1) }
+                        });
                     }
                 }
             }
@@ -319,6 +330,41 @@ impl Builder {
             ]))),
         }
         Ok(Expr::Seq(seq))
+    }
+}
+
+/// Most parameters `any_order` takes (one parameter bit each); more keep the declared order.
+const ANY_ORDER_MAX: usize = 64;
+
+impl Builder {
+    /// `any_order`: the parameters in any order, each at most once, the required ones all
+    /// present (exact, where XGrammar checks neither presence nor uniqueness): one
+    /// parametric rule whose parameter has a bit per parameter written, instances made as
+    /// the parser reaches them.
+    fn any_order(&mut self, items: Vec<(Expr, bool)>) -> Expr {
+        self.fresh += 1;
+        let name = format!("params_any_{}", self.fresh);
+        let mut done = ParamCond::True;
+        for (i, (_, req)) in items.iter().enumerate() {
+            if *req {
+                done = ParamCond::And(Box::new(done), Box::new(ParamCond::BitSet(i as u32)));
+            }
+        }
+        let mut alts = vec![Expr::If { cond: done, expr: Box::new(Expr::Empty) }];
+        for (i, (item, _)) in items.into_iter().enumerate() {
+            let next = Expr::Call { rule: name.clone(), arg: ParamExpr::BitOr(1 << i) };
+            alts.push(Expr::If {
+                cond: ParamCond::BitClear(i as u32),
+                expr: Box::new(Expr::Seq(vec![item, next])),
+            });
+        }
+        self.rules.push(Rule {
+            name: name.clone(),
+            body: Expr::Alt(alts),
+            attrs: RuleAttrs::default(),
+            param: true,
+        });
+        Expr::Call { rule: name, arg: ParamExpr::Value(0) }
     }
 }
 
