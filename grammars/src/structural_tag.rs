@@ -7,14 +7,13 @@
 //! `const_string`, `regex` (whole match, `.` matches newlines), `grammar` (XGrammar's EBNF,
 //! a GBNF dialect with root rule `root`, through the GBNF front end), `json_schema`
 //! (styles `json`, `qwen_xml`, `minimax_xml`, `glm_xml`, `deepseek_xml`,
-//! `deepseek_v4_1_xml`, `kimi_k3_xml`; `any_order`, `excludes`,
+//! `deepseek_v4_1_xml`, `kimi_k3_xml`, `cohere_xml`, `minimax_m3_xml`; `any_order`, `excludes`,
 //! `max_whitespace_cnt`),
 //! `any_text` (`excludes`, `max_chars`), `token`, `exclude_token`, `any_tokens`, `sequence`,
 //! `or`, `optional`, `plus`, `star`, `repeat`, `tag`, `triggered_tags`, `tags_with_separator`,
 //! `dispatch`, `token_triggered_tags`, `token_dispatch` (tokens by id, or by name for special
 //! tokens), and untyped format objects whose type follows from their fields, as XGrammar
-//! infers it. XGrammar's recursive XML styles (`cohere_xml`, `minimax_m3_xml`) are errors
-//! naming them (never a looser grammar).
+//! infers it. What we do not support is an error naming it (never a looser grammar).
 //!
 //! # Free text
 //!
@@ -41,6 +40,7 @@ use crate::ir::{Expr, Grammar, GrammarOptions, GrammarSet, Rule, RuleAttrs, Spec
 use crate::{Error, ErrorKind};
 
 mod xml;
+mod xml_nested;
 
 /// Nesting limit of formats.
 pub const MAX_DEPTH: usize = 100;
@@ -228,6 +228,55 @@ fn then_delims(bad: &[String], delims: &[String], excl: &[String], max_chars: Op
     Expr::Alt(vec![text, Expr::Seq(vec![free, Expr::Alt(toks)])])
 }
 
+/// XGrammar's `\d` and `\w` (and `\D`, `\W`) are ASCII classes, where Rust's regex
+/// syntax has Unicode ones: rewritten as POSIX classes, inside brackets too.
+fn ascii_classes(p: &str) -> String {
+    let mut out = String::with_capacity(p.len() + 16);
+    let mut in_class = false;
+    let mut chars = p.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(e @ ('d' | 'D' | 'w' | 'W')) => {
+                    let name = if e.eq_ignore_ascii_case(&'d') { "digit" } else { "word" };
+                    let neg = if e.is_ascii_uppercase() { "^" } else { "" };
+                    if in_class {
+                        out.push_str(&format!("[:{neg}{name}:]"));
+                    } else {
+                        out.push_str(&format!("[[:{neg}{name}:]]"));
+                    }
+                }
+                Some(e) => {
+                    out.push('\\');
+                    out.push(e);
+                }
+                None => out.push('\\'),
+            },
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                // A `]` right after `[` or `[^` is a literal.
+                let rest = chars.as_str();
+                let skip = if rest.starts_with("^]") {
+                    2
+                } else if rest.starts_with(']') {
+                    1
+                } else {
+                    0
+                };
+                out.push_str(&rest[..skip]);
+                chars = rest[skip..].chars();
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// `e` then one of the tail strings (a tag's end), if any.
 fn with_tail(e: Expr, tail: Option<&[String]>) -> Expr {
     match tail {
@@ -396,7 +445,7 @@ impl Builder {
                 let p = field("pattern")?.as_str().ok_or_else(|| {
                     err(ErrorKind::Value, "regex format needs a \"pattern\" string")
                 })?;
-                let rx = format!("(?s:{p})");
+                let rx = format!("(?s:{})", ascii_classes(p));
                 regex_syntax::ParserBuilder::new().build().parse(&rx).map_err(|e| {
                     err(ErrorKind::Value, format!("regex format: bad pattern {p:?}: {e}"))
                 })?;

@@ -21,11 +21,12 @@
 //! Where this is stricter than XGrammar: `additionalProperties` beside `properties` is not
 //! offered (XGrammar's strict mode), `format` regexes are exact (dates by month length), and
 //! `excludes` also filters `pattern`/`format` strings nested in JSON values. `cohere_xml` and
-//! `minimax_m3_xml` (recursive XML values) are errors naming the style.
+//! `minimax_m3_xml` (XML values all the way down) are in `xml_nested`.
 
 use lexer::RegexSpec;
 use serde_json::{Map, Value};
 
+use super::xml_nested::{Conv, Nested};
 use super::{err, text_then, Builder, JsonOpts};
 use crate::ir::{Expr, Rule, RuleAttrs};
 use crate::param::{ParamCond, ParamExpr};
@@ -40,10 +41,12 @@ pub(super) enum Style {
     Deepseek,
     DeepseekV41,
     KimiK3,
+    Cohere,
+    MinimaxM3,
 }
 
 const STYLES: &str = "json, qwen_xml, minimax_xml, glm_xml, deepseek_xml, deepseek_v4_1_xml, \
-                      kimi_k3_xml";
+                      kimi_k3_xml, cohere_xml, minimax_m3_xml";
 
 impl Style {
     /// The style of a `json_schema` format: `None` for `json`.
@@ -56,15 +59,8 @@ impl Style {
             "deepseek_xml" => Style::Deepseek,
             "deepseek_v4_1_xml" => Style::DeepseekV41,
             "kimi_k3_xml" => Style::KimiK3,
-            "cohere_xml" | "minimax_m3_xml" => {
-                return Err(err(
-                    ErrorKind::Unsupported,
-                    format!(
-                        "json_schema style {s:?} (recursive XML values) is not supported; \
-                         supported: {STYLES}"
-                    ),
-                ))
-            }
+            "cohere_xml" => Style::Cohere,
+            "minimax_m3_xml" => Style::MinimaxM3,
             _ => {
                 return Err(err(
                     ErrorKind::Value,
@@ -88,6 +84,8 @@ impl Style {
             Style::Qwen | Style::Minimax => "</parameter>".into(),
             Style::Glm => "</arg_value>".into(),
             Style::KimiK3 => "<|close|>argument<|sep|>".into(),
+            Style::Cohere => "</cofl:value>".into(),
+            Style::MinimaxM3 => "]<]minimax[>[".into(),
             Style::Deepseek | Style::DeepseekV41 => {
                 format!("</{}parameter>", self.dsml().unwrap_or_default())
             }
@@ -136,7 +134,7 @@ fn json_type_of(v: &Value) -> &'static str {
 
 /// A local `$ref` (`#/$defs/x`, `#/definitions/x`, JSON pointers into the root) followed to
 /// its schema, a few levels deep; other schemas as they are.
-fn resolve<'v>(root: &'v Value, mut s: &'v Value) -> &'v Value {
+pub(super) fn resolve<'v>(root: &'v Value, mut s: &'v Value) -> &'v Value {
     for _ in 0..16 {
         let Some(r) = s.get("$ref").and_then(Value::as_str) else { return s };
         let Some(ptr) = r.strip_prefix('#') else { return s };
@@ -151,7 +149,7 @@ fn resolve<'v>(root: &'v Value, mut s: &'v Value) -> &'v Value {
 
 /// `sub` with the root's `$defs`/`definitions`, so its local references resolve when it is
 /// compiled alone.
-fn with_defs(root: &Value, sub: &Value) -> Value {
+pub(super) fn with_defs(root: &Value, sub: &Value) -> Value {
     let mut sub = sub.clone();
     if let (Some(o), Some(r)) = (sub.as_object_mut(), root.as_object()) {
         for k in ["$defs", "definitions"] {
@@ -163,7 +161,7 @@ fn with_defs(root: &Value, sub: &Value) -> Value {
     sub
 }
 
-fn types(s: &Value) -> Vec<&str> {
+pub(super) fn types(s: &Value) -> Vec<&str> {
     match s.get("type") {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
@@ -181,6 +179,27 @@ fn plain_string(s: &Value) -> bool {
 
 fn contains_any(s: &str, bad: &[String]) -> bool {
     bad.iter().any(|b| !b.is_empty() && s.contains(b.as_str()))
+}
+
+/// The raw text of a string schema with a `pattern` (whole match), a known `format` or
+/// length bounds (dropped when there are `excludes`, as XGrammar does); `None`: any text.
+pub(super) fn string_raw(s: &Value, excludes: &[String]) -> Result<Option<RegexSpec>, Error> {
+    if let Some(p) = s.get("pattern").and_then(Value::as_str) {
+        let rx = crate::json_schema::translate_pattern(p, true)?;
+        return Ok(Some(RegexSpec::Regex(rx)));
+    }
+    if let Some(spec) =
+        s.get("format").and_then(Value::as_str).and_then(crate::json_schema::format_spec)
+    {
+        return Ok(Some(spec));
+    }
+    let len = |k: &str| s.get(k).and_then(Value::as_u64);
+    if (len("minLength").is_some() || len("maxLength").is_some()) && excludes.is_empty() {
+        let lo = len("minLength").unwrap_or(0);
+        let hi = len("maxLength").map(|h| h.to_string()).unwrap_or_default();
+        return Ok(Some(RegexSpec::Regex(format!("(?s:.){{{lo},{hi}}}"))));
+    }
+    Ok(None)
 }
 
 fn classify(root: &Value, sub: &Value, excludes: &[String]) -> Result<Kind, Error> {
@@ -212,23 +231,10 @@ fn classify(root: &Value, sub: &Value, excludes: &[String]) -> Result<Kind, Erro
     }
     let ts = types(s);
     if ts == ["string"] {
-        let raw = |r: RegexSpec| Kind::Raw { strs: vec![r], others: vec![], ty: Some("string") };
-        if let Some(p) = s.get("pattern").and_then(Value::as_str) {
-            let rx = crate::json_schema::translate_pattern(p, true)?;
-            return Ok(raw(RegexSpec::Regex(rx)));
-        }
-        if let Some(spec) =
-            s.get("format").and_then(Value::as_str).and_then(crate::json_schema::format_spec)
-        {
-            return Ok(raw(spec));
-        }
-        let len = |k: &str| s.get(k).and_then(Value::as_u64);
-        if (len("minLength").is_some() || len("maxLength").is_some()) && excludes.is_empty() {
-            let lo = len("minLength").unwrap_or(0);
-            let hi = len("maxLength").map(|h| h.to_string()).unwrap_or_default();
-            return Ok(raw(RegexSpec::Regex(format!("(?s:.){{{lo},{hi}}}"))));
-        }
-        return Ok(Kind::Text);
+        return Ok(match string_raw(s, excludes)? {
+            Some(r) => Kind::Raw { strs: vec![r], others: vec![], ty: Some("string") },
+            None => Kind::Text,
+        });
     }
     if ts.len() > 1 && ts.contains(&"string") {
         let rest: Vec<Value> =
@@ -276,6 +282,23 @@ impl Builder {
             }
         }
         let ws_star = opts.ws_regex(0);
+        let nested = match style {
+            Style::Cohere => Some(Nested::Cohere),
+            Style::MinimaxM3 => Some(Nested::MinimaxM3),
+            _ => None,
+        };
+        if let Some(n) = nested {
+            let body = Conv::new(self, n, opts, schema).top(schema)?;
+            let end = match tail {
+                None => opts.ws_regex(0),
+                Some(_) => ws_star.clone(),
+            };
+            let mut end = vec![RegexSpec::Regex(end)];
+            if let Some(t) = tail {
+                end.push(super::or_lits(t));
+            }
+            return Ok(Expr::Seq(vec![body, Expr::Lexeme(RegexSpec::Concat(end))]));
+        }
         let mut x = Xml { b: self, style, opts, ws_star: ws_star.clone(), root: schema };
         let s = resolve(schema, schema);
         let props = s.get("properties").and_then(Value::as_object);
@@ -334,14 +357,14 @@ impl Builder {
 }
 
 /// Most parameters `any_order` takes (one parameter bit each); more keep the declared order.
-const ANY_ORDER_MAX: usize = 64;
+pub(super) const ANY_ORDER_MAX: usize = 64;
 
 impl Builder {
     /// `any_order`: the parameters in any order, each at most once, the required ones all
     /// present (exact, where XGrammar checks neither presence nor uniqueness): one
     /// parametric rule whose parameter has a bit per parameter written, instances made as
     /// the parser reaches them.
-    fn any_order(&mut self, items: Vec<(Expr, bool)>) -> Expr {
+    pub(super) fn any_order(&mut self, items: Vec<(Expr, bool)>) -> Expr {
         self.fresh += 1;
         let name = format!("params_any_{}", self.fresh);
         let mut done = ParamCond::True;
@@ -384,7 +407,9 @@ impl Xml<'_, '_, '_> {
         let lit = |s: &str| RegexSpec::Literal(s.to_string());
         let mut v = vec![RegexSpec::Regex(self.ws_star.clone())];
         match self.style {
-            Style::Qwen => v.extend([lit("<parameter="), name.clone(), lit(">")]),
+            Style::Qwen | Style::Cohere | Style::MinimaxM3 => {
+                v.extend([lit("<parameter="), name.clone(), lit(">")])
+            }
             Style::Minimax => v.extend([lit("<parameter name=\""), name.clone(), lit("\">")]),
             Style::Glm => v.extend([
                 lit("<arg_key>"),

@@ -1,0 +1,444 @@
+//! XGrammar's XML styles whose values are XML all the way down: `cohere_xml`
+//! (`<cofl:value name="k" type="raw|json|dict|list">…</cofl:value>`) and `minimax_m3_xml`
+//! (`]<]minimax[>[<k>…]<]minimax[>[</k>`, arrays as `<item>` elements).
+//!
+//! As XGrammar 0.2.8 behaves (checked with `peer-bench/xgrammar/diff_masks.py`):
+//! - Cohere: a string is `raw` text up to the close tag (with `enum`, `pattern`, `format` or
+//!   length bounds: those raw values, whitespace around); numbers, booleans, null and
+//!   non-string `enum` values are `json`; objects are `dict` elements holding one named
+//!   element per property (an object without `properties`: any names `[^\0"&<>]` or XML
+//!   entities, any values); arrays are `list` elements holding unnamed elements, back to
+//!   back; unions offer each type;
+//! - MiniMax M3: strings are raw text without the namespace marker, numbers, booleans,
+//!   null and `enum` values raw, objects nested elements, arrays `<item>` elements (empty:
+//!   nothing); `pattern`, `format`, length bounds and schemas without a type are errors, as
+//!   in XGrammar.
+//!
+//! Both reject non-empty `excludes`, as XGrammar does.
+
+use std::collections::HashMap;
+
+use lexer::RegexSpec;
+use serde_json::Value;
+
+use super::xml::{resolve, types, with_defs};
+use super::{err, free_text, text_then, Builder, JsonOpts};
+use crate::ir::{Expr, Rule, RuleAttrs};
+use crate::{Error, ErrorKind};
+
+/// MiniMax M3's namespace marker, before every open and close tag.
+const NS: &str = "]<]minimax[>[";
+const COHERE_CLOSE: &str = "</cofl:value>";
+/// An XML attribute value: no `"`, `&`, `<`, `>`, NUL, except as entities.
+const COHERE_KEY: &str = r#"(?:[^\x00"&<>]|&amp;|&lt;|&gt;|&quot;)+"#;
+/// Nesting of schemas followed here (refs are shared rules, so only literal nesting counts).
+const MAX_NESTING: usize = 64;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Nested {
+    Cohere,
+    MinimaxM3,
+}
+
+pub(super) struct Conv<'b, 'o, 'v> {
+    pub(super) b: &'b mut Builder,
+    pub(super) style: Nested,
+    pub(super) opts: &'o JsonOpts,
+    pub(super) root: &'v Value,
+    /// Rules already made for (schema, close) pairs: `$ref` cycles end here.
+    memo: HashMap<String, String>,
+    /// Cohere's schema-free value, once made.
+    cohere_any: Option<String>,
+}
+
+fn lit(s: &str) -> RegexSpec {
+    RegexSpec::Literal(s.to_string())
+}
+
+fn unsupported(style: Nested, what: &str) -> Error {
+    let name = match style {
+        Nested::Cohere => "cohere_xml",
+        Nested::MinimaxM3 => "minimax_m3_xml",
+    };
+    err(ErrorKind::Unsupported, format!("json_schema style {name}: {what}"))
+}
+
+fn opt(e: Expr) -> Expr {
+    Expr::Repeat { expr: Box::new(e), min: 0, max: Some(1) }
+}
+
+/// Raw text of an `enum`/`const` value: strings unquoted, other values as JSON.
+fn raw_value(v: &Value) -> RegexSpec {
+    match v {
+        Value::String(s) => lit(s),
+        _ => lit(&v.to_string()),
+    }
+}
+
+impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
+    pub(super) fn new(
+        b: &'b mut Builder,
+        style: Nested,
+        opts: &'o JsonOpts,
+        root: &'v Value,
+    ) -> Self {
+        Conv { b, style, opts, root, memo: HashMap::new(), cohere_any: None }
+    }
+
+    fn ws(&self) -> RegexSpec {
+        RegexSpec::Regex(self.opts.ws_regex(0))
+    }
+
+    fn ws_opt(&self) -> Expr {
+        opt(Expr::Lexeme(RegexSpec::Regex(self.opts.ws_regex(1))))
+    }
+
+    /// Whitespace then `close`, one lexeme.
+    fn ws_close(&self, close: &str) -> Expr {
+        Expr::Lexeme(RegexSpec::Concat(vec![self.ws(), lit(close)]))
+    }
+
+    /// A rule to be filled later (recursion), and its index.
+    fn placeholder(&mut self, hint: &str) -> (String, usize) {
+        self.b.fresh += 1;
+        let name = format!("{hint}_{}", self.b.fresh);
+        self.b.rules.push(Rule {
+            name: name.clone(),
+            body: Expr::Empty,
+            attrs: RuleAttrs::default(),
+            param: false,
+        });
+        (name, self.b.rules.len() - 1)
+    }
+
+    /// The JSON of a scalar schema (its `type` narrowed to `t`).
+    fn json_scalar(&mut self, s: &Value, t: &str) -> Result<Expr, Error> {
+        let mut s = with_defs(self.root, s);
+        if let Some(o) = s.as_object_mut() {
+            o.insert("type".into(), Value::String(t.into()));
+        }
+        self.b.json(&s, self.opts)
+    }
+
+    /// The top level: the function's parameters (an object schema).
+    pub(super) fn top(&mut self, s: &Value) -> Result<Expr, Error> {
+        if !self.opts.excludes.is_empty() {
+            return Err(unsupported(self.style, "excludes must be empty"));
+        }
+        let s = resolve(self.root, s);
+        if s.get("properties").is_none() {
+            if !types(s).iter().all(|t| *t == "object")
+                || s.get("additionalProperties") == Some(&Value::Bool(false))
+            {
+                // Not an object of parameters: the JSON of the schema (as XGrammar).
+                let s = with_defs(self.root, s);
+                return self.b.json(&s, self.opts);
+            }
+            return match self.style {
+                Nested::Cohere => Ok(self.cohere_free_object()),
+                Nested::MinimaxM3 => Err(unsupported(self.style, "objects need properties")),
+            };
+        }
+        self.members(s, 0)
+    }
+
+    /// An object's declared properties as named elements (each with whitespace before).
+    fn members(&mut self, s: &Value, depth: usize) -> Result<Expr, Error> {
+        let props = s.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+        let required: Vec<&str> = s
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut items = Vec::new();
+        for (k, sub) in &props {
+            let e = match self.style {
+                Nested::Cohere => {
+                    let open = RegexSpec::Concat(vec![
+                        self.ws(),
+                        lit(&format!("<cofl:value name=\"{}\"", xml_attr(k))),
+                    ]);
+                    Expr::Seq(vec![Expr::Lexeme(open), self.cohere_typed(sub, depth + 1)?])
+                }
+                Nested::MinimaxM3 => {
+                    let open = RegexSpec::Concat(vec![self.ws(), lit(&format!("{NS}<{k}>"))]);
+                    let close = format!("{NS}</{k}>");
+                    Expr::Seq(vec![Expr::Lexeme(open), self.m3_value(sub, &close, depth + 1)?])
+                }
+            };
+            let e = self.b.rule("param", e, RuleAttrs::default());
+            items.push((e, required.contains(&k.as_str())));
+        }
+        if self.opts.any_order && items.len() > 1 && items.len() <= super::xml::ANY_ORDER_MAX {
+            return Ok(self.b.any_order(items));
+        }
+        Ok(Expr::Seq(items.into_iter().map(|(e, req)| if req { e } else { opt(e) }).collect()))
+    }
+
+    // ----- Cohere -----
+
+    /// ` type="T">` then the value and the close tag, for each type the schema allows.
+    fn cohere_typed(&mut self, sub: &Value, depth: usize) -> Result<Expr, Error> {
+        if depth > MAX_NESTING {
+            return Err(unsupported(self.style, "schema nested too deeply"));
+        }
+        let key = format!("c{sub}");
+        if let Some(n) = self.memo.get(&key) {
+            return Ok(Expr::Rule(n.clone()));
+        }
+        let (name, idx) = self.placeholder("cohere_value");
+        self.memo.insert(key, name.clone());
+        let body = self.cohere_typed_body(sub, depth)?;
+        self.b.rules[idx].body = body;
+        Ok(Expr::Rule(name))
+    }
+
+    fn typed(&self, t: &str, rest: Expr) -> Expr {
+        Expr::Seq(vec![Expr::Lexeme(lit(&format!(" type=\"{t}\">"))), rest])
+    }
+
+    fn cohere_typed_body(&mut self, sub: &Value, depth: usize) -> Result<Expr, Error> {
+        let s = resolve(self.root, sub);
+        let values: Option<Vec<&Value>> = match (s.get("enum"), s.get("const")) {
+            (_, Some(c)) => Some(vec![c]),
+            (Some(Value::Array(a)), None) => Some(a.iter().collect()),
+            _ => None,
+        };
+        let ws = self.ws();
+        let raw_alts = |alts: Vec<RegexSpec>| {
+            Expr::Lexeme(RegexSpec::Concat(vec![
+                ws.clone(),
+                RegexSpec::Or(alts),
+                ws.clone(),
+                lit(COHERE_CLOSE),
+            ]))
+        };
+        if let Some(values) = values {
+            let strs: Vec<RegexSpec> =
+                values.iter().filter(|v| v.is_string()).map(|v| raw_value(v)).collect();
+            let others: Vec<RegexSpec> =
+                values.iter().filter(|v| !v.is_string()).map(|v| raw_value(v)).collect();
+            let mut alts = vec![];
+            if !strs.is_empty() {
+                alts.push(self.typed("raw", raw_alts(strs)));
+            }
+            if !others.is_empty() {
+                alts.push(self.typed("json", raw_alts(others)));
+            }
+            return Ok(Expr::Alt(alts));
+        }
+        for k in ["anyOf", "oneOf"] {
+            if let Some(branches) = s.get(k).and_then(Value::as_array) {
+                let mut alts = vec![];
+                for br in branches {
+                    alts.push(self.cohere_typed(br, depth + 1)?);
+                }
+                return Ok(Expr::Alt(alts));
+            }
+        }
+        let mut ts: Vec<&str> = types(s);
+        if ts.is_empty() {
+            if s.get("properties").is_some() {
+                ts = vec!["object"];
+            } else if s.get("items").is_some() {
+                ts = vec!["array"];
+            } else {
+                return Ok(Expr::Rule(self.cohere_any()));
+            }
+        }
+        let mut alts = vec![];
+        for t in ts {
+            alts.push(match t {
+                "string" => {
+                    let raw = match super::xml::string_raw(s, &[])? {
+                        Some(r) => raw_alts(vec![r]),
+                        None => Expr::Lexeme(text_then(&[], &[COHERE_CLOSE.into()], &[], None)),
+                    };
+                    self.typed("raw", raw)
+                }
+                "integer" | "number" | "boolean" | "null" => {
+                    let j = self.json_scalar(s, t)?;
+                    let body = Expr::Seq(vec![self.ws_opt(), j, self.ws_close(COHERE_CLOSE)]);
+                    self.typed("json", body)
+                }
+                "object" => {
+                    let inner = if s.get("properties").is_some() {
+                        self.members(s, depth)?
+                    } else {
+                        self.cohere_free_object()
+                    };
+                    self.typed("dict", Expr::Seq(vec![inner, self.ws_close(COHERE_CLOSE)]))
+                }
+                "array" => {
+                    let item = self.cohere_item(s.get("items"), depth)?;
+                    let (min, max) = array_bounds(s);
+                    let items = Expr::Repeat { expr: Box::new(item), min, max };
+                    let body = Expr::Seq(vec![self.ws_opt(), items, self.ws_close(COHERE_CLOSE)]);
+                    self.typed("list", body)
+                }
+                other => return Err(unsupported(self.style, &format!("type {other:?}"))),
+            });
+        }
+        Ok(Expr::Alt(alts))
+    }
+
+    /// An unnamed list element.
+    fn cohere_item(&mut self, items: Option<&Value>, depth: usize) -> Result<Expr, Error> {
+        let body = match items {
+            None | Some(Value::Bool(true)) => Expr::Rule(self.cohere_any()),
+            Some(Value::Object(o)) if o.is_empty() => Expr::Rule(self.cohere_any()),
+            Some(i @ Value::Object(_)) => self.cohere_typed(i, depth + 1)?,
+            Some(_) => return Err(unsupported(self.style, "array items must be a schema")),
+        };
+        Ok(Expr::Seq(vec![Expr::Lexeme(lit("<cofl:value")), body]))
+    }
+
+    /// Elements with any names and values (an object without `properties`).
+    fn cohere_free_object(&mut self) -> Expr {
+        let any = self.cohere_any();
+        let open = RegexSpec::Concat(vec![
+            self.ws(),
+            lit("<cofl:value name=\""),
+            RegexSpec::Regex(COHERE_KEY.into()),
+            lit("\""),
+        ]);
+        let member = Expr::Seq(vec![Expr::Lexeme(open), Expr::Rule(any)]);
+        Expr::Repeat { expr: Box::new(member), min: 0, max: None }
+    }
+
+    /// The typed value of a schema-free element: raw text, a JSON scalar, a free `dict`,
+    /// or a `list` of such elements.
+    fn cohere_any(&mut self) -> String {
+        if let Some(n) = &self.cohere_any {
+            return n.clone();
+        }
+        let (name, idx) = self.placeholder("cohere_any");
+        self.cohere_any = Some(name.clone());
+        let scalar = serde_json::json!({"type": ["number", "boolean", "null"]});
+        let scalar = self.b.json(&scalar, self.opts).unwrap_or(Expr::Empty);
+        let raw = Expr::Lexeme(text_then(&[], &[COHERE_CLOSE.into()], &[], None));
+        let dict = Expr::Seq(vec![self.cohere_free_object(), self.ws_close(COHERE_CLOSE)]);
+        let item = Expr::Seq(vec![Expr::Lexeme(lit("<cofl:value")), Expr::Rule(name.clone())]);
+        let list = Expr::Seq(vec![
+            self.ws_opt(),
+            Expr::Repeat { expr: Box::new(item), min: 0, max: None },
+            self.ws_close(COHERE_CLOSE),
+        ]);
+        let json = Expr::Seq(vec![self.ws_opt(), scalar, self.ws_close(COHERE_CLOSE)]);
+        self.b.rules[idx].body = Expr::Alt(vec![
+            self.typed("raw", raw),
+            self.typed("json", json),
+            self.typed("dict", dict),
+            self.typed("list", list),
+        ]);
+        name
+    }
+
+    // ----- MiniMax M3 -----
+
+    /// A value then `close`.
+    fn m3_value(&mut self, sub: &Value, close: &str, depth: usize) -> Result<Expr, Error> {
+        if depth > MAX_NESTING {
+            return Err(unsupported(self.style, "schema nested too deeply"));
+        }
+        let key = format!("m{close}\u{0}{sub}");
+        if let Some(n) = self.memo.get(&key) {
+            return Ok(Expr::Rule(n.clone()));
+        }
+        let (name, idx) = self.placeholder("m3_value");
+        self.memo.insert(key, name.clone());
+        let body = self.m3_value_body(sub, close, depth)?;
+        self.b.rules[idx].body = body;
+        Ok(Expr::Rule(name))
+    }
+
+    fn m3_value_body(&mut self, sub: &Value, close: &str, depth: usize) -> Result<Expr, Error> {
+        let s = resolve(self.root, sub);
+        let values: Option<Vec<&Value>> = match (s.get("enum"), s.get("const")) {
+            (_, Some(c)) => Some(vec![c]),
+            (Some(Value::Array(a)), None) => Some(a.iter().collect()),
+            _ => None,
+        };
+        if let Some(values) = values {
+            let alts = values.into_iter().map(raw_value).collect();
+            return Ok(Expr::Lexeme(RegexSpec::Concat(vec![RegexSpec::Or(alts), lit(close)])));
+        }
+        for k in ["anyOf", "oneOf"] {
+            if let Some(branches) = s.get(k).and_then(Value::as_array) {
+                let mut alts = vec![];
+                for br in branches {
+                    alts.push(self.m3_value(br, close, depth + 1)?);
+                }
+                return Ok(Expr::Alt(alts));
+            }
+        }
+        let mut ts: Vec<&str> = types(s);
+        if ts.is_empty() {
+            if s.get("properties").is_some() {
+                ts = vec!["object"];
+            } else if s.get("items").is_some() {
+                ts = vec!["array"];
+            } else {
+                return Err(unsupported(self.style, "schemas without a type are not supported"));
+            }
+        }
+        let mut alts = vec![];
+        for t in ts {
+            alts.push(match t {
+                "string" => {
+                    if ["pattern", "format", "minLength", "maxLength"]
+                        .iter()
+                        .any(|k| s.get(k).is_some())
+                    {
+                        return Err(unsupported(
+                            self.style,
+                            "string pattern, format and length bounds are not supported",
+                        ));
+                    }
+                    Expr::Lexeme(RegexSpec::Concat(vec![free_text(&[NS.into()], None), lit(close)]))
+                }
+                "integer" | "number" | "boolean" | "null" => {
+                    let j = self.json_scalar(s, t)?;
+                    Expr::Seq(vec![j, Expr::Lexeme(lit(close))])
+                }
+                "object" => {
+                    if s.get("properties").is_none() {
+                        return Err(unsupported(self.style, "objects need properties"));
+                    }
+                    Expr::Seq(vec![self.members(s, depth)?, self.ws_close(close)])
+                }
+                "array" => {
+                    let items = match s.get("items") {
+                        Some(i @ Value::Object(_)) => i,
+                        _ => return Err(unsupported(self.style, "arrays need an items schema")),
+                    };
+                    let open = RegexSpec::Concat(vec![self.ws(), lit(&format!("{NS}<item>"))]);
+                    let v = self.m3_value(items, &format!("{NS}</item>"), depth + 1)?;
+                    let item = Expr::Seq(vec![Expr::Lexeme(open), v]);
+                    let (min, max) = array_bounds(s);
+                    let some = Expr::Seq(vec![
+                        Expr::Repeat { expr: Box::new(item), min: min.max(1), max },
+                        self.ws_close(close),
+                    ]);
+                    if min == 0 {
+                        Expr::Alt(vec![Expr::Lexeme(lit(close)), some])
+                    } else {
+                        some
+                    }
+                }
+                other => return Err(unsupported(self.style, &format!("type {other:?}"))),
+            });
+        }
+        Ok(Expr::Alt(alts))
+    }
+}
+
+fn array_bounds(s: &Value) -> (u32, Option<u32>) {
+    let get = |k: &str| s.get(k).and_then(Value::as_u64).map(|n| n.min(u32::MAX as u64) as u32);
+    (get("minItems").unwrap_or(0), get("maxItems"))
+}
+
+/// A property name as an XML attribute value.
+fn xml_attr(k: &str) -> String {
+    k.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
