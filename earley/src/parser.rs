@@ -514,6 +514,19 @@ impl<L: Lexer> Parser<L> {
         self.check_error()
     }
 
+    /// [`Parser::add_bias`] for the tokens at and below some first-character nodes of
+    /// `trie` (see [`TokTrie::add_bias_subtrees`]).
+    pub fn add_bias_subtrees(
+        &mut self,
+        trie: &TokTrie,
+        nodes: &[&toktrie::FirstChar],
+        mask: &mut TokenSet,
+    ) -> Result<(), Error> {
+        self.check_error()?;
+        trie.add_bias_subtrees(self, mask, nodes);
+        self.check_error()
+    }
+
     /// The lexer state at the current position (inside the pending lexeme, or the row's
     /// start state between lexemes).
     pub fn current_lexer_state(&self) -> StateId {

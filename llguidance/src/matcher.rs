@@ -197,6 +197,11 @@ fn placeholder() -> DerivreLexer {
 struct Slicing {
     on: bool,
     cache: HashMap<(u32, usize), bool>,
+    /// Slices proven in part (by first byte) at a lexer state; `None`: not even in part.
+    parts: HashMap<(u32, usize), Option<Arc<PartProof>>>,
+    /// Whether the state after a first character contains a slice's tail query.
+    tails: HashMap<(u32, usize), bool>,
+    partial: u64,
     applied: u64,
     walked: u64,
 }
@@ -208,6 +213,9 @@ pub struct SliceStats {
     pub applied: u64,
     /// Slices whose trie was walked.
     pub walked: u64,
+    /// Slices proven in part (by first character; the rest of their trie walked), counted
+    /// in `applied` too.
+    pub partial: u64,
 }
 
 impl Drop for Matcher {
@@ -797,7 +805,11 @@ impl Matcher {
 
     /// Slicer counters.
     pub fn slice_stats(&self) -> SliceStats {
-        SliceStats { applied: self.slicing.applied, walked: self.slicing.walked }
+        SliceStats {
+            applied: self.slicing.applied,
+            walked: self.slicing.walked,
+            partial: self.slicing.partial,
+        }
     }
 
     /// Masks answered from a cache: the last mask, because the parser position had not
@@ -816,6 +828,119 @@ impl Matcher {
     }
 }
 
+/// Most minority states (after a first character) a partial proof asks about.
+const MAX_MINOR_STATES: usize = 4;
+
+/// A slice proven in part at a lexer state: its tokens are allowed except those under the
+/// first-character nodes `dead` (none allowed) and `walk` (walked); indices into
+/// [`slicer::Slice::first_chars`].
+#[derive(Debug)]
+struct PartProof {
+    dead: Vec<u32>,
+    walk: Vec<u32>,
+}
+
+/// Proves a slice by first character, where its ASCII first characters lead to more than
+/// one live lexer state (else `None`: the caller asks about the whole slice). The state
+/// most of the slice's trie leads to must contain the slice's tail query (what follows
+/// the first character; one check, cached); the slice's tokens whose first character
+/// leads there are allowed, and so are those leading to another state that contains the
+/// tail by a cheap check (no new lexer states; more than [`MAX_MINOR_STATES`] other
+/// states, or none failing, and the whole slice is asked instead); those
+/// whose first character kills the lexeme are not (unless the lexeme may end before it:
+/// then they are walked), and the others are walked. `None` also when that state holds under half of the
+/// trie or does not contain the tail (then the whole slice is asked, and walked if not
+/// contained).
+fn part_proof(
+    lx: &mut DerivreLexer,
+    state: lexer::StateId,
+    slice_idx: usize,
+    slice: &slicer::Slice,
+    tails: &mut HashMap<(u32, usize), bool>,
+) -> Option<PartProof> {
+    use lexer::{Lexer, StateId};
+    let trie = slice.trie();
+    let fcs = slice.first_chars();
+    let ascii = fcs.partition_point(|fc| fc.bytes[0].is_ascii());
+    // The ASCII first characters' states and the trie nodes below each.
+    let mut groups: Vec<(StateId, usize)> = Vec::new();
+    let mut next_of = Vec::with_capacity(ascii);
+    for fc in &fcs[..ascii] {
+        let next = lx.advance(state, fc.bytes[0]).ok()?;
+        next_of.push(next);
+        if next != StateId::DEAD {
+            let nodes = trie.nodes_below(fc.node);
+            match groups.iter_mut().find(|(s, _)| *s == next) {
+                Some(g) => g.1 += nodes,
+                None => groups.push((next, nodes)),
+            }
+        }
+    }
+    if groups.len() < 2 || groups.len() > 1 + MAX_MINOR_STATES {
+        // One state: the whole slice is asked. Many: not a delimiter's prefix in text.
+        return None;
+    }
+    let &(major, nodes) = groups.iter().max_by_key(|g| g.1)?;
+    if nodes * 2 < trie.num_nodes() || lx.flags(major).must_end() {
+        return None;
+    }
+    let ok = match slice.tail_query() {
+        None => true,
+        Some(q) => *tails
+            .entry((major.0, slice_idx))
+            .or_insert_with(|| lx.check_prefixes(major, q) == lexer::Containment::Contained),
+    };
+    if !ok {
+        return None;
+    }
+    // The other states are asked too, cheaply (no new lexer states: a delimiter's next
+    // character fails fast, a state that decoding built already may contain the tail).
+    let mut good = vec![major];
+    for &(g, _) in groups.iter().filter(|g| g.0 != major) {
+        let ok = !lx.flags(g).must_end()
+            && match slice.tail_query() {
+                None => true,
+                Some(q) => *tails.entry((g.0, slice_idx)).or_insert_with(|| {
+                    lx.check_prefixes_cheap(g, q) == lexer::Containment::Contained
+                }),
+            };
+        if ok {
+            good.push(g);
+        }
+    }
+    if good.len() == groups.len() {
+        // Every ASCII first character is fine: the whole slice is asked (likely contained,
+        // and cheaper to say so than to go through every first character).
+        return None;
+    }
+    // Where the lexeme may end here, a byte that cannot extend it may start the next one.
+    let may_end = lx.flags(state).is_accepting();
+    let (mut dead, mut walk) = (Vec::new(), Vec::new());
+    for (i, fc) in fcs.iter().enumerate() {
+        let next = match next_of.get(i) {
+            Some(&n) => n,
+            None => {
+                let mut n = state;
+                for &b in &fc.bytes[..fc.len as usize] {
+                    n = lx.advance(n, b).ok()?;
+                    if n == StateId::DEAD {
+                        break;
+                    }
+                }
+                n
+            }
+        };
+        // (An entry cut short of a character, `len` 1 on a non-ASCII byte, is walked.)
+        let whole_char = fc.len > 1 || fc.bytes[0].is_ascii();
+        if next == StateId::DEAD && !may_end {
+            dead.push(i as u32);
+        } else if !good.contains(&next) || !whole_char {
+            walk.push(i as u32);
+        }
+    }
+    Some(PartProof { dead, walk })
+}
+
 /// The mask as the union of the slices: a slice the lexer proves allowed is OR-ed in whole,
 /// the others (and the rest, with special tokens) are walked.
 fn sliced_mask(
@@ -829,7 +954,26 @@ fn sliced_mask(
     let mut mask = TokenSet::new(n);
     let state = p.current_lexer_state();
     let mut contained: Vec<bool> = Vec::with_capacity(slices.slices().len());
+    let mut parts: Vec<Option<Arc<PartProof>>> = Vec::with_capacity(slices.slices().len());
     for (i, slice) in slices.slices().iter().enumerate() {
+        // A large slice whose first characters lead to different states (free text right
+        // after `<` of a trigger) is proven by first character: one containment check
+        // where the whole check would explore the delimiter and fail.
+        if !slice.is_small() {
+            let part = st
+                .parts
+                .entry((state.0, i))
+                .or_insert_with(|| {
+                    part_proof(p.lexer_mut(), state, i, slice, &mut st.tails).map(Arc::new)
+                })
+                .clone();
+            if let Some(part) = part {
+                let whole = part.dead.is_empty() && part.walk.is_empty();
+                contained.push(whole);
+                parts.push(if whole { None } else { Some(part) });
+                continue;
+            }
+        }
         // A slice whose necessary condition failed is not asked (see `Slice::requires`).
         let c = slice.requires().is_none_or(|r| contained[r])
             && *st.cache.entry((state.0, i)).or_insert_with(|| {
@@ -842,16 +986,28 @@ fn sliced_mask(
                 c == lexer::Containment::Contained
             });
         contained.push(c);
+        parts.push(None);
     }
-    if !contained.contains(&true) {
+    if !contained.contains(&true) && parts.iter().all(Option::is_none) {
         // Nothing to skip: one walk of the whole trie is cheaper than one per slice.
         st.walked += 1;
         return Ok(p.compute_mask(full)?);
     }
-    for (slice, &contained) in slices.slices().iter().zip(&contained) {
+    for ((slice, &contained), part) in slices.slices().iter().zip(&contained).zip(&parts) {
         if contained {
             mask.union(slice.mask());
             st.applied += 1;
+        } else if let Some(part) = part {
+            let fcs = slice.first_chars();
+            let walk: Vec<&toktrie::FirstChar> =
+                part.walk.iter().map(|&i| &fcs[i as usize]).collect();
+            let gone: Vec<&toktrie::FirstChar> =
+                part.dead.iter().map(|&i| &fcs[i as usize]).chain(walk.iter().copied()).collect();
+            mask.union(slice.mask());
+            slice.trie().remove_subtrees(&mut mask, &gone);
+            p.add_bias_subtrees(slice.trie(), &walk, &mut mask)?;
+            st.applied += 1;
+            st.partial += 1;
         } else {
             p.add_bias(slice.trie(), &mut mask)?;
             st.walked += 1;

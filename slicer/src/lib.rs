@@ -37,7 +37,7 @@
 
 use lexer::RegexSpec;
 use regex_automata::meta::Regex;
-use toktrie::{TokTrie, TokenId, TokenSet, VocabBuilder, Vocabulary};
+use toktrie::{FirstChar, TokTrie, TokenId, TokenSet, VocabBuilder, Vocabulary};
 
 /// A slice definition: tokens that are runs of `min..=max` characters of `class` (a
 /// character class in Rust regex syntax, e.g. `[^"\\\x00-\x1F\x7F]`); `max: None` is
@@ -124,6 +124,8 @@ pub struct Slice {
     requires: Option<usize>,
     mask: TokenSet,
     trie: TokTrie,
+    tail_query: Option<RegexSpec>,
+    first_chars: Vec<FirstChar>,
 }
 
 impl Slice {
@@ -168,6 +170,23 @@ impl Slice {
     /// The trie of the slice's tokens.
     pub fn trie(&self) -> &TokTrie {
         &self.trie
+    }
+
+    /// What the rest of a token holds after its first character: `C{m-1,n-1}` (`None` when
+    /// that is only the empty string, `n = 1`). A slice token is its first character (in
+    /// `C`) followed by a string of this query, so the slice's tokens starting with one
+    /// character are proven where the state after that character contains this query: a
+    /// slice proven in part, character by character, where the whole is not (free text
+    /// right after the `<` of a `<tool_call>` trigger, where only tokens starting with `t`
+    /// matter).
+    pub fn tail_query(&self) -> Option<&RegexSpec> {
+        self.tail_query.as_ref()
+    }
+
+    /// Where the slice's tokens complete their first character, in its trie (see
+    /// `toktrie::TokTrie::first_char_nodes`).
+    pub fn first_chars(&self) -> &[FirstChar] {
+        &self.first_chars
     }
 }
 
@@ -268,13 +287,22 @@ impl Slices {
             let mask =
                 TokenSet::from_ids(n, toks.iter().copied()).map_err(|e| Error(e.to_string()))?;
             let query = RegexSpec::Regex(spec.regex(spec.min, spec.max));
+            let tail_query = match spec.max {
+                Some(m) if m <= 1 => None,
+                max => Some(RegexSpec::Regex(
+                    spec.regex(spec.min.saturating_sub(1), max.map(|m| m - 1)),
+                )),
+            };
+            let trie = sub(toks)?;
             slices.push(Slice {
                 spec: spec.clone(),
                 query,
                 len: toks.len(),
                 requires,
                 mask,
-                trie: sub(toks)?,
+                first_chars: trie.first_char_nodes(),
+                trie,
+                tail_query,
             });
         }
         Ok(Slices { slices, rest: sub(&rest)? })

@@ -3,6 +3,17 @@
 use crate::node::TrieNode;
 use crate::{Error, ErrorKind, Recognizer, TokenId, TokenSet, Vocabulary, SPECIAL_TOKEN_MARKER};
 
+/// Where tokens complete their first character: see [`TokTrie::first_char_nodes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FirstChar {
+    /// The path from the root (the first `len` bytes).
+    pub bytes: [u8; 4],
+    /// The path's length.
+    pub len: u8,
+    /// The node at the end of the path.
+    pub node: u32,
+}
+
 /// A prefix tree of all token byte strings, laid out flat in DFS order, 8 bytes per node.
 ///
 /// Node 0 is the root; the children of a node follow it in increasing byte order, each
@@ -357,6 +368,128 @@ impl TokTrie {
             }
             let end = n + self.subtree_size(n);
             self.walk_clamped(r, mask, n + 1, end);
+        }
+        for &(rep, dup) in &self.dups {
+            if mask.contains(rep) {
+                mask.insert(dup);
+            }
+        }
+        r.trie_finished();
+    }
+
+    /// The nodes where this trie's regular tokens complete their first UTF-8 character
+    /// (depth 1 for ASCII, 2 to 4 for longer characters), in trie order. Where a token ends
+    /// inside a character, or bytes are not UTF-8, the entry is the first byte's node. For a
+    /// mask assembled from parts (the slicer's slices proven in part).
+    pub fn first_char_nodes(&self) -> Vec<FirstChar> {
+        let mut out = Vec::new();
+        let root_end = self.ff_node.min(self.nodes.len());
+        let mut n = 1;
+        while n < root_end {
+            let b = self.nodes[n].byte();
+            let len = match b {
+                0x00..=0x7F => 1,
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                0xF0..=0xF7 => 4,
+                _ => 1,
+            };
+            let size = self.subtree_size(n);
+            let mut deeper = Vec::new();
+            if len > 1 && self.chars_at(n, 1, len, [b, 0, 0, 0], &mut deeper) {
+                out.extend(deeper);
+            } else {
+                out.push(FirstChar { bytes: [b, 0, 0, 0], len: 1, node: n as u32 });
+            }
+            n += size;
+        }
+        out
+    }
+
+    /// The nodes `want - depth` levels below `n` (a path of `bytes`); false where a token
+    /// ends above them.
+    fn chars_at(
+        &self,
+        n: usize,
+        depth: usize,
+        want: usize,
+        bytes: [u8; 4],
+        out: &mut Vec<FirstChar>,
+    ) -> bool {
+        if depth == want {
+            out.push(FirstChar { bytes, len: want as u8, node: n as u32 });
+            return true;
+        }
+        if self.nodes[n].token().is_some() {
+            return false;
+        }
+        let end = n + self.subtree_size(n);
+        let mut c = n + 1;
+        while c < end {
+            let mut b2 = bytes;
+            b2[depth] = self.nodes[c].byte();
+            if !self.chars_at(c, depth + 1, want, b2, out) {
+                return false;
+            }
+            c += self.subtree_size(c);
+        }
+        true
+    }
+
+    /// The number of nodes below `node`, itself included.
+    pub fn nodes_below(&self, node: u32) -> usize {
+        self.subtree_size(node as usize)
+    }
+
+    /// Removes from `mask` the tokens at and below each of `nodes` (from
+    /// [`TokTrie::first_char_nodes`]), and the duplicates of removed tokens.
+    pub fn remove_subtrees(&self, mask: &mut TokenSet, nodes: &[&FirstChar]) {
+        for fc in nodes {
+            let n = fc.node as usize;
+            for node in &self.nodes[n..n + self.subtree_size(n)] {
+                if let Some(t) = node.token() {
+                    mask.remove(t);
+                }
+            }
+        }
+        for &(rep, dup) in &self.dups {
+            if !mask.contains(rep) {
+                mask.remove(dup);
+            }
+        }
+    }
+
+    /// [`TokTrie::add_bias`] restricted to the tokens at and below each of `nodes` (from
+    /// [`TokTrie::first_char_nodes`]): `r` is asked for the node's path, then its subtree is
+    /// walked.
+    ///
+    /// # Panics
+    ///
+    /// If `mask` is not as wide as the vocabulary.
+    pub fn add_bias_subtrees<R: Recognizer>(
+        &self,
+        r: &mut R,
+        mask: &mut TokenSet,
+        nodes: &[&FirstChar],
+    ) {
+        assert_eq!(mask.universe(), self.vocab_size, "mask width differs from the vocabulary");
+        r.trie_started();
+        for fc in nodes {
+            let path = &fc.bytes[..fc.len as usize];
+            let mut pushed = 0;
+            while pushed < path.len() && r.try_push_byte(path[pushed]) {
+                pushed += 1;
+            }
+            if pushed == path.len() {
+                let n = fc.node as usize;
+                if let Some(t) = self.nodes[n].token() {
+                    mask.insert(t);
+                }
+                self.walk_clamped(r, mask, n + 1, n + self.subtree_size(n));
+            }
+            if pushed > 0 {
+                r.pop_bytes(pushed);
+            }
         }
         for &(rep, dup) in &self.dups {
             if mask.contains(rep) {
