@@ -899,6 +899,9 @@ impl Builder {
         let mut opts = crate::json_schema::JsonCompileOptions::from_schema(&strict)?;
         opts.any_order |= o.any_order;
         opts.string_excludes.extend(o.excludes.iter().cloned());
+        // XGrammar's JSON strings: any `\uXXXX`, `\/`, a raw DEL.
+        opts.general_escapes = true;
+        opts.xgrammar_strings = true;
         if let Some(n) = o.max_ws {
             if n == 0 {
                 opts.whitespace_flexible = false;

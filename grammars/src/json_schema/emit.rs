@@ -40,6 +40,8 @@ pub(crate) struct Emitter<'c, 'a> {
     pub any_order: bool,
     /// `string_excludes`: substrings no string or key contains.
     pub excludes: Vec<String>,
+    /// `xgrammar_strings`: `\/` and raw DEL in general-escape strings.
+    pub xgrammar_strings: bool,
 }
 
 fn lit(s: &str) -> Expr {
@@ -91,7 +93,12 @@ impl<'c, 'a> Emitter<'c, 'a> {
             .map(|c| if c == '\\' { "\\\\".to_string() } else { c.to_string() })
             .collect();
         let hex = "[0-9a-fA-F]";
-        let mut unit = vec![r#"[^"\\\x00-\x1F\x7F]"#.to_string()];
+        let mut unit = vec![if self.xgrammar_strings {
+            r#"[^"\\\x00-\x1F]"#.to_string()
+        } else {
+            r#"[^"\\\x00-\x1F\x7F]"#.to_string()
+        }];
+        let named = if self.xgrammar_strings { format!("{named}/") } else { named };
         if !named.is_empty() {
             unit.push(format!(r"\\[{named}]"));
         }
@@ -122,6 +129,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             general_escapes,
             any_order: false,
             excludes: Vec::new(),
+            xgrammar_strings: false,
         }
     }
 

@@ -112,6 +112,10 @@ pub struct JsonCompileOptions {
     /// escape spells an excluded character, and applied to `pattern`/`format` strings too
     /// (XGrammar leaves those unfiltered).
     pub string_excludes: Vec<String>,
+    /// Strings as XGrammar reads them (structural tags): with `general_escapes`, also the
+    /// escape `\/` and a raw DEL (0x7F) in strings constrained by length only and in free
+    /// keys (default false: LLGuidance's strings).
+    pub xgrammar_strings: bool,
 }
 
 impl Default for JsonCompileOptions {
@@ -128,6 +132,7 @@ impl Default for JsonCompileOptions {
             general_escapes: false,
             any_order: false,
             string_excludes: Vec::new(),
+            xgrammar_strings: false,
         }
     }
 }
@@ -233,6 +238,7 @@ pub fn compile_schema_with(
             opts.general_escapes,
         );
         em.any_order = opts.any_order;
+        em.xgrammar_strings = opts.xgrammar_strings;
         em.excludes = opts.string_excludes.iter().filter(|x| !x.is_empty()).cloned().collect();
         let start = em.run(root)?;
         (std::mem::take(&mut em.rules), start)

@@ -272,8 +272,7 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
                 "array" => {
                     let item = self.cohere_item(s.get("items"), depth)?;
                     let (min, max) = array_bounds(s);
-                    let items = Expr::Repeat { expr: Box::new(item), min, max };
-                    let body = Expr::Seq(vec![self.ws_opt(), items, self.ws_close(COHERE_CLOSE)]);
+                    let body = self.cohere_list(item, min, max);
                     self.typed("list", body)
                 }
                 other => return Err(unsupported(self.style, &format!("type {other:?}"))),
@@ -282,15 +281,34 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
         Ok(Expr::Alt(alts))
     }
 
-    /// An unnamed list element.
+    /// An unnamed list element's typed value (after `<cofl:value`).
     fn cohere_item(&mut self, items: Option<&Value>, depth: usize) -> Result<Expr, Error> {
-        let body = match items {
+        Ok(match items {
             None | Some(Value::Bool(true)) => Expr::Rule(self.cohere_any()),
             Some(Value::Object(o)) if o.is_empty() => Expr::Rule(self.cohere_any()),
             Some(i @ Value::Object(_)) => self.cohere_typed(i, depth + 1)?,
             Some(_) => return Err(unsupported(self.style, "array items must be a schema")),
+        })
+    }
+
+    /// A list's content then the close tag: whitespace, `min..=max` unnamed elements back to
+    /// back, whitespace. The leading whitespace is one lexeme with the first element's (or
+    /// the close tag's) start, so the lexer never ends it early.
+    fn cohere_list(&self, body: Expr, min: u32, max: Option<u32>) -> Expr {
+        let ws_open = Expr::Lexeme(RegexSpec::Concat(vec![self.ws(), lit("<cofl:value")]));
+        let first = Expr::Seq(vec![ws_open, body.clone()]);
+        let next = Expr::Seq(vec![Expr::Lexeme(lit("<cofl:value")), body]);
+        let rest = Expr::Repeat {
+            expr: Box::new(next),
+            min: min.saturating_sub(1),
+            max: max.map(|m| m.saturating_sub(1)),
         };
-        Ok(Expr::Seq(vec![Expr::Lexeme(lit("<cofl:value")), body]))
+        let some = Expr::Seq(vec![first, rest, self.ws_close(COHERE_CLOSE)]);
+        match max {
+            Some(0) => self.ws_close(COHERE_CLOSE),
+            _ if min == 0 => Expr::Alt(vec![self.ws_close(COHERE_CLOSE), some]),
+            _ => some,
+        }
     }
 
     /// Elements with any names and values (an object without `properties`).
@@ -318,12 +336,7 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
         let scalar = self.b.json(&scalar, self.opts).unwrap_or(Expr::Empty);
         let raw = Expr::Lexeme(text_then(&[], &[COHERE_CLOSE.into()], &[], None));
         let dict = Expr::Seq(vec![self.cohere_free_object(), self.ws_close(COHERE_CLOSE)]);
-        let item = Expr::Seq(vec![Expr::Lexeme(lit("<cofl:value")), Expr::Rule(name.clone())]);
-        let list = Expr::Seq(vec![
-            self.ws_opt(),
-            Expr::Repeat { expr: Box::new(item), min: 0, max: None },
-            self.ws_close(COHERE_CLOSE),
-        ]);
+        let list = self.cohere_list(Expr::Rule(name.clone()), 0, None);
         let json = Expr::Seq(vec![self.ws_opt(), scalar, self.ws_close(COHERE_CLOSE)]);
         self.b.rules[idx].body = Expr::Alt(vec![
             self.typed("raw", raw),
