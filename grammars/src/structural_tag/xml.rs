@@ -169,6 +169,43 @@ pub(super) fn types(s: &Value) -> Vec<&str> {
     }
 }
 
+/// The values of an `enum` or `const`, if the schema has one.
+pub(super) fn enum_values(s: &Value) -> Option<Vec<&Value>> {
+    match (s.get("enum"), s.get("const")) {
+        (_, Some(c)) => Some(vec![c]),
+        (Some(Value::Array(a)), None) => Some(a.iter().collect()),
+        _ => None,
+    }
+}
+
+/// The alternatives of an `anyOf` (or else `oneOf`).
+pub(super) fn union_branches(s: &Value) -> Option<&Vec<Value>> {
+    ["anyOf", "oneOf"].iter().find_map(|k| s.get(*k).and_then(Value::as_array))
+}
+
+/// The names in `required`.
+pub(super) fn required(s: &Value) -> Vec<&str> {
+    s.get("required")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The schema's types: `type`, else `object` for `properties` and `array` for `items`;
+/// empty when none follows.
+pub(super) fn inferred_types(s: &Value) -> Vec<&str> {
+    let ts = types(s);
+    if !ts.is_empty() {
+        ts
+    } else if s.get("properties").is_some() {
+        vec!["object"]
+    } else if s.get("items").is_some() {
+        vec!["array"]
+    } else {
+        vec![]
+    }
+}
+
 /// A string schema with no constraint on its characters.
 fn plain_string(s: &Value) -> bool {
     types(s) == ["string"]
@@ -204,12 +241,7 @@ pub(super) fn string_raw(s: &Value, excludes: &[String]) -> Result<Option<RegexS
 
 fn classify(root: &Value, sub: &Value, excludes: &[String]) -> Result<Kind, Error> {
     let s = resolve(root, sub);
-    let values: Option<Vec<&Value>> = match (s.get("enum"), s.get("const")) {
-        (_, Some(c)) => Some(vec![c]),
-        (Some(Value::Array(a)), None) => Some(a.iter().collect()),
-        _ => None,
-    };
-    if let Some(values) = values {
+    if let Some(values) = enum_values(s) {
         let (mut strs, mut others) = (vec![], vec![]);
         let mut tys: Vec<&str> = vec![];
         for v in values {
@@ -305,11 +337,7 @@ impl Builder {
         let mut seq = Vec::new();
         match props {
             Some(props) => {
-                let required: Vec<&str> = s
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
+                let required = required(s);
                 let mut items = Vec::new();
                 for (k, sub) in props {
                     let item = x.param(RegexSpec::Literal(k.clone()), sub)?;

@@ -21,7 +21,9 @@ use std::collections::HashMap;
 use lexer::RegexSpec;
 use serde_json::Value;
 
-use super::xml::{resolve, types, with_defs};
+use super::xml::{
+    enum_values, inferred_types, required, resolve, types, union_branches, with_defs,
+};
 use super::{err, free_text, text_then, Builder, JsonOpts};
 use crate::ir::{Expr, Rule, RuleAttrs};
 use crate::{Error, ErrorKind};
@@ -145,11 +147,7 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
     /// An object's declared properties as named elements (each with whitespace before).
     fn members(&mut self, s: &Value, depth: usize) -> Result<Expr, Error> {
         let props = s.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
-        let required: Vec<&str> = s
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let required = required(s);
         let mut items = Vec::new();
         for (k, sub) in &props {
             let e = match self.style {
@@ -199,11 +197,7 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
 
     fn cohere_typed_body(&mut self, sub: &Value, depth: usize) -> Result<Expr, Error> {
         let s = resolve(self.root, sub);
-        let values: Option<Vec<&Value>> = match (s.get("enum"), s.get("const")) {
-            (_, Some(c)) => Some(vec![c]),
-            (Some(Value::Array(a)), None) => Some(a.iter().collect()),
-            _ => None,
-        };
+        let values = enum_values(s);
         let ws = self.ws();
         let raw_alts = |alts: Vec<RegexSpec>| {
             Expr::Lexeme(RegexSpec::Concat(vec![
@@ -227,24 +221,16 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
             }
             return Ok(Expr::Alt(alts));
         }
-        for k in ["anyOf", "oneOf"] {
-            if let Some(branches) = s.get(k).and_then(Value::as_array) {
-                let mut alts = vec![];
-                for br in branches {
-                    alts.push(self.cohere_typed(br, depth + 1)?);
-                }
-                return Ok(Expr::Alt(alts));
+        if let Some(branches) = union_branches(s) {
+            let mut alts = vec![];
+            for br in branches {
+                alts.push(self.cohere_typed(br, depth + 1)?);
             }
+            return Ok(Expr::Alt(alts));
         }
-        let mut ts: Vec<&str> = types(s);
+        let ts = inferred_types(s);
         if ts.is_empty() {
-            if s.get("properties").is_some() {
-                ts = vec!["object"];
-            } else if s.get("items").is_some() {
-                ts = vec!["array"];
-            } else {
-                return Ok(Expr::Rule(self.cohere_any()));
-            }
+            return Ok(Expr::Rule(self.cohere_any()));
         }
         let mut alts = vec![];
         for t in ts {
@@ -367,33 +353,21 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
 
     fn m3_value_body(&mut self, sub: &Value, close: &str, depth: usize) -> Result<Expr, Error> {
         let s = resolve(self.root, sub);
-        let values: Option<Vec<&Value>> = match (s.get("enum"), s.get("const")) {
-            (_, Some(c)) => Some(vec![c]),
-            (Some(Value::Array(a)), None) => Some(a.iter().collect()),
-            _ => None,
-        };
+        let values = enum_values(s);
         if let Some(values) = values {
             let alts = values.into_iter().map(raw_value).collect();
             return Ok(Expr::Lexeme(RegexSpec::Concat(vec![RegexSpec::Or(alts), lit(close)])));
         }
-        for k in ["anyOf", "oneOf"] {
-            if let Some(branches) = s.get(k).and_then(Value::as_array) {
-                let mut alts = vec![];
-                for br in branches {
-                    alts.push(self.m3_value(br, close, depth + 1)?);
-                }
-                return Ok(Expr::Alt(alts));
+        if let Some(branches) = union_branches(s) {
+            let mut alts = vec![];
+            for br in branches {
+                alts.push(self.m3_value(br, close, depth + 1)?);
             }
+            return Ok(Expr::Alt(alts));
         }
-        let mut ts: Vec<&str> = types(s);
+        let ts = inferred_types(s);
         if ts.is_empty() {
-            if s.get("properties").is_some() {
-                ts = vec!["object"];
-            } else if s.get("items").is_some() {
-                ts = vec!["array"];
-            } else {
-                return Err(unsupported(self.style, "schemas without a type are not supported"));
-            }
+            return Err(unsupported(self.style, "schemas without a type are not supported"));
         }
         let mut alts = vec![];
         for t in ts {
