@@ -862,21 +862,27 @@ fn part_proof(
     let trie = slice.trie();
     let fcs = slice.first_chars();
     let ascii = fcs.partition_point(|fc| fc.bytes[0].is_ascii());
-    // The ASCII first characters' states and the trie nodes below each.
-    let mut groups: Vec<(StateId, usize)> = Vec::new();
-    let mut next_of = Vec::with_capacity(ascii);
-    for fc in &fcs[..ascii] {
+    // The ASCII first characters' states and the trie nodes below each (no allocation, no
+    // trie access: this runs at every new lexer state for every large slice).
+    let mut groups = [(StateId::DEAD, 0usize); 1 + MAX_MINOR_STATES];
+    let mut ngroups = 0;
+    let mut next_of = [StateId::DEAD; 128];
+    for (i, fc) in fcs[..ascii].iter().enumerate() {
         let next = lx.advance(state, fc.bytes[0]).ok()?;
-        next_of.push(next);
+        next_of[i] = next;
         if next != StateId::DEAD {
-            let nodes = trie.nodes_below(fc.node);
-            match groups.iter_mut().find(|(s, _)| *s == next) {
-                Some(g) => g.1 += nodes,
-                None => groups.push((next, nodes)),
+            match groups[..ngroups].iter_mut().find(|(s, _)| *s == next) {
+                Some(g) => g.1 += fc.size as usize,
+                None if ngroups == 1 + MAX_MINOR_STATES => return None,
+                None => {
+                    groups[ngroups] = (next, fc.size as usize);
+                    ngroups += 1;
+                }
             }
         }
     }
-    if groups.len() < 2 || groups.len() > 1 + MAX_MINOR_STATES {
+    let groups = &groups[..ngroups];
+    if groups.len() < 2 {
         // One state: the whole slice is asked. Many: not a delimiter's prefix in text.
         return None;
     }
@@ -917,8 +923,8 @@ fn part_proof(
     let may_end = lx.flags(state).is_accepting();
     let (mut dead, mut walk) = (Vec::new(), Vec::new());
     for (i, fc) in fcs.iter().enumerate() {
-        let next = match next_of.get(i) {
-            Some(&n) => n,
+        let next = match (i < ascii).then(|| next_of[i]) {
+            Some(n) => n,
             None => {
                 let mut n = state;
                 for &b in &fc.bytes[..fc.len as usize] {

@@ -12,6 +12,8 @@ pub struct FirstChar {
     pub len: u8,
     /// The node at the end of the path.
     pub node: u32,
+    /// The number of nodes at and below it (the walk a proof for it saves).
+    pub size: u32,
 }
 
 /// A prefix tree of all token byte strings, laid out flat in DFS order, 8 bytes per node.
@@ -399,7 +401,12 @@ impl TokTrie {
             if len > 1 && self.chars_at(n, 1, len, [b, 0, 0, 0], &mut deeper) {
                 out.extend(deeper);
             } else {
-                out.push(FirstChar { bytes: [b, 0, 0, 0], len: 1, node: n as u32 });
+                out.push(FirstChar {
+                    bytes: [b, 0, 0, 0],
+                    len: 1,
+                    node: n as u32,
+                    size: size as u32,
+                });
             }
             n += size;
         }
@@ -417,7 +424,8 @@ impl TokTrie {
         out: &mut Vec<FirstChar>,
     ) -> bool {
         if depth == want {
-            out.push(FirstChar { bytes, len: want as u8, node: n as u32 });
+            let size = self.subtree_size(n) as u32;
+            out.push(FirstChar { bytes, len: want as u8, node: n as u32, size });
             return true;
         }
         if self.nodes[n].token().is_some() {
@@ -434,11 +442,6 @@ impl TokTrie {
             c += self.subtree_size(c);
         }
         true
-    }
-
-    /// The number of nodes below `node`, itself included.
-    pub fn nodes_below(&self, node: u32) -> usize {
-        self.subtree_size(node as usize)
     }
 
     /// Removes from `mask` the tokens at and below each of `nodes` (from
