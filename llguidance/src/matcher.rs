@@ -197,9 +197,10 @@ fn placeholder() -> DerivreLexer {
 struct Slicing {
     on: bool,
     cache: HashMap<(u32, usize), bool>,
-    /// Slices proven in part (by first byte) at a lexer state; `None`: not even in part.
+    /// Slices proven in part (by first character) at a lexer state; `None`: not that way.
     parts: HashMap<(u32, usize), Option<Arc<PartProof>>>,
-    /// Whether the state after a first character contains a slice's tail query.
+    /// Whether the state after a first character contains a slice's tail query, keyed by
+    /// (state, 2 × slice + 1 for the cheap check's answer).
     tails: HashMap<(u32, usize), bool>,
     partial: u64,
     applied: u64,
@@ -840,17 +841,15 @@ struct PartProof {
     walk: Vec<u32>,
 }
 
-/// Proves a slice by first character, where its ASCII first characters lead to more than
-/// one live lexer state (else `None`: the caller asks about the whole slice). The state
-/// most of the slice's trie leads to must contain the slice's tail query (what follows
-/// the first character; one check, cached); the slice's tokens whose first character
-/// leads there are allowed, and so are those leading to another state that contains the
-/// tail by a cheap check (no new lexer states; more than [`MAX_MINOR_STATES`] other
-/// states, or none failing, and the whole slice is asked instead); those
-/// whose first character kills the lexeme are not (unless the lexeme may end before it:
-/// then they are walked), and the others are walked. `None` also when that state holds under half of the
-/// trie or does not contain the tail (then the whole slice is asked, and walked if not
-/// contained).
+/// Proves a slice by first character, where its ASCII first characters lead to two to
+/// [`MAX_MINOR_STATES`]` + 1` live lexer states (else `None`: the caller asks about the
+/// whole slice). The state most of the slice's trie leads to must hold at least half of it
+/// and contain the slice's tail query (what follows the first character; one check,
+/// cached); the other states are asked cheaply (no new lexer states), and if all of them
+/// pass, `None` too (the whole slice is then likely contained). In the proof, tokens whose
+/// first character leads to a passing state are allowed; those whose first character kills
+/// the lexeme are not (unless the lexeme may end before it: then they are walked); the
+/// others are walked.
 fn part_proof(
     lx: &mut DerivreLexer,
     state: lexer::StateId,
@@ -893,7 +892,7 @@ fn part_proof(
     let ok = match slice.tail_query() {
         None => true,
         Some(q) => *tails
-            .entry((major.0, slice_idx))
+            .entry((major.0, 2 * slice_idx))
             .or_insert_with(|| lx.check_prefixes(major, q) == lexer::Containment::Contained),
     };
     if !ok {
@@ -906,7 +905,7 @@ fn part_proof(
         let ok = !lx.flags(g).must_end()
             && match slice.tail_query() {
                 None => true,
-                Some(q) => *tails.entry((g.0, slice_idx)).or_insert_with(|| {
+                Some(q) => *tails.entry((g.0, 2 * slice_idx + 1)).or_insert_with(|| {
                     lx.check_prefixes_cheap(g, q) == lexer::Containment::Contained
                 }),
             };
@@ -973,10 +972,9 @@ fn sliced_mask(
                     part_proof(p.lexer_mut(), state, i, slice, &mut st.tails).map(Arc::new)
                 })
                 .clone();
-            if let Some(part) = part {
-                let whole = part.dead.is_empty() && part.walk.is_empty();
-                contained.push(whole);
-                parts.push(if whole { None } else { Some(part) });
+            if part.is_some() {
+                contained.push(false);
+                parts.push(part);
                 continue;
             }
         }

@@ -435,6 +435,7 @@ impl Xml<'_, '_, '_> {
         let lit = |s: &str| RegexSpec::Literal(s.to_string());
         let mut v = vec![RegexSpec::Regex(self.ws_star.clone())];
         match self.style {
+            // (Cohere and MiniMax M3 are built in `xml_nested`, never here.)
             Style::Qwen | Style::Cohere | Style::MinimaxM3 => {
                 v.extend([lit("<parameter="), name.clone(), lit(">")])
             }
