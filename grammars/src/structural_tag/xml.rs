@@ -218,6 +218,9 @@ fn contains_any(s: &str, bad: &[String]) -> bool {
     bad.iter().any(|b| !b.is_empty() && s.contains(b.as_str()))
 }
 
+/// The largest `minLength`/`maxLength` of a raw XML value (a counted repeat in a regex).
+const MAX_LENGTH_BOUND: u64 = 100_000;
+
 /// The raw text of a string schema with a `pattern` (whole match), a known `format` or
 /// length bounds (dropped when there are `excludes`, as XGrammar does); `None`: any text.
 pub(super) fn string_raw(s: &Value, excludes: &[String]) -> Result<Option<RegexSpec>, Error> {
@@ -233,7 +236,25 @@ pub(super) fn string_raw(s: &Value, excludes: &[String]) -> Result<Option<RegexS
     let len = |k: &str| s.get(k).and_then(Value::as_u64);
     if (len("minLength").is_some() || len("maxLength").is_some()) && excludes.is_empty() {
         let lo = len("minLength").unwrap_or(0);
-        let hi = len("maxLength").map(|h| h.to_string()).unwrap_or_default();
+        let hi = len("maxLength");
+        if lo.max(hi.unwrap_or(0)) > MAX_LENGTH_BOUND {
+            return Err(err(
+                ErrorKind::Limit,
+                format!(
+                    "string length bound above the limit {MAX_LENGTH_BOUND} in an XML parameter"
+                ),
+            ));
+        }
+        if hi.is_some_and(|h| h < lo) {
+            return Err(err(
+                ErrorKind::Value,
+                format!(
+                    "minLength {lo} is above maxLength {} in an XML parameter",
+                    hi.unwrap_or(0)
+                ),
+            ));
+        }
+        let hi = hi.map(|h| h.to_string()).unwrap_or_default();
         return Ok(Some(RegexSpec::Regex(format!("(?s:.){{{lo},{hi}}}"))));
     }
     Ok(None)
