@@ -4,8 +4,10 @@
 //! {"type": "integer"}}], "max_tokens": 10}`.
 //!
 //! Each entry has a `lark_grammar` (text) or a `json_schema` (a value, with its own
-//! `"x-guidance"` options), or, an extension of ours, a `gbnf_grammar` (llama.cpp GBNF text,
-//! what `llg_rs.grammar_from("gbnf", ...)` makes); exactly one of them; `name` (optional) is what `@name` refers to. The first
+//! `"x-guidance"` options), or, extensions of ours, a `structural_tag` (XGrammar's, an object
+//! or JSON text; what `llg_rs.grammar_from("structural_tag", ...)` makes) or a
+//! `gbnf_grammar` (llama.cpp GBNF text, what `llg_rs.grammar_from("gbnf", ...)` makes);
+//! exactly one of them; `name` (optional) is what `@name` refers to. The first
 //! entry is where parsing starts. `max_tokens` (optional) caps the tokens of the whole
 //! sequence. Unknown keys are ignored, as LLGuidance ignores them.
 
@@ -87,7 +89,27 @@ pub fn parse_value(v: &Value) -> Result<TopLevel, Error> {
         let lark = g.get("lark_grammar").filter(|v| !v.is_null());
         let schema = g.get("json_schema").filter(|v| !v.is_null());
         let gbnf = g.get("gbnf_grammar").filter(|v| !v.is_null());
+        let tag = g.get("structural_tag").filter(|v| !v.is_null());
+        if tag.is_some() && (lark.is_some() || schema.is_some() || gbnf.is_some()) {
+            return Err(err(format!(
+                "grammars[{i}] has structural_tag and another grammar; give one"
+            )));
+        }
         let mut grammar = match (lark, schema) {
+            (None, None) if tag.is_some() => {
+                // XGrammar's structural tag, as an object or as JSON text.
+                let v = match tag {
+                    Some(Value::String(t)) => serde_json::from_str(t).map_err(|e| {
+                        err(format!("grammars[{i}].structural_tag is not valid JSON: {e}"))
+                    })?,
+                    Some(v) => v.clone(),
+                    None => Value::Null,
+                };
+                let mut set = crate::structural_tag::from_value(&v)?;
+                let top = set.grammars.remove(0);
+                subs.extend(set.grammars);
+                top
+            }
             (None, None) if gbnf.is_some() => {
                 let src = gbnf
                     .and_then(|v| v.as_str())

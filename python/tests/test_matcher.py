@@ -194,6 +194,43 @@ def test_grammar_from():
         llg_rs.grammar_from("gbnf", 'root ::= "a')
 
 
+def test_grammar_from_structural_tag():
+    # XGrammar's structural tag (dict or text): Qwen3-Coder-style XML parameters after a
+    # trigger, free text around; a raw enum value and a JSON integer.
+    tag = {
+        "type": "structural_tag",
+        "format": {
+            "type": "triggered_tags",
+            "triggers": ["<function="],
+            "tags": [{
+                "begin": "<function=f>",
+                "content": {
+                    "type": "json_schema",
+                    "style": "qwen_xml",
+                    "json_schema": {"type": "object", "properties": {
+                        "unit": {"type": "string", "enum": ["c", "f"]},
+                        "n": {"type": "integer"}}, "required": ["unit"]},
+                },
+                "end": "</function>",
+            }],
+        },
+    }
+    t = llg_rs.LLTokenizer("byte")
+    for src in (tag, json.dumps(tag)):
+        g = llg_rs.grammar_from("structural_tag", src)
+        ok = "hi <function=f><parameter=unit>c</parameter><parameter=n> 3 </parameter></function> bye"
+        m = LLMatcher(t, g)
+        assert not m.is_error(), m.get_error()
+        assert m.consume_tokens(t.tokenize_str(ok)) and m.is_accepting()
+        m = LLMatcher(t, g)
+        bad = "hi <function=f><parameter=unit>k"
+        assert not m.consume_tokens(t.tokenize_str(bad)), "an enum value outside the list"
+    m = LLMatcher(t, llg_rs.grammar_from("structural_tag", '{"type": "structural_tag", "format": {"type": "nope"}}'))
+    assert m.is_error() and "format type" in m.get_error()
+    with pytest.raises(ValueError, match="JSON object"):
+        llg_rs.grammar_from("structural_tag", "[1]")
+
+
 def test_struct_tag(byte_tok):
     tag = llg_rs.StructTag(trigger="<func", begin="<func=f>", grammar={"type": "integer"}, end="</func>")
     g = llg_rs.StructTag.to_grammar([tag])

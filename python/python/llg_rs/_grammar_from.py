@@ -14,6 +14,7 @@ GrammarFormat = Literal[
     "regex",
     "choice",
     "llguidance",
+    "structural_tag",
 ]
 
 
@@ -31,6 +32,9 @@ def grammar_from(format: GrammarFormat, text: Union[str, List[str], dict]) -> st
     - ``"regex"``: a regular expression.
     - ``"choice"``: a JSON list of strings (or a list), one of which is the output.
     - ``"llguidance"``: already a grammar (returned as is).
+    - ``"structural_tag"``: XGrammar's structural tag (text or dict; ours, not in the
+      ``llguidance`` wheel), e.g. what ``xgrammar.get_model_structural_tag(...)`` builds,
+      dumped as JSON: tool calling in a model's own format.
 
     Raises ``ValueError`` for an unknown format.
     """
@@ -52,4 +56,9 @@ def grammar_from(format: GrammarFormat, text: Union[str, List[str], dict]) -> st
         return LLMatcher.grammar_from_lark("start: " + " | ".join(json.dumps(o) for o in options))
     if format == "llguidance":
         return text
+    if format == "structural_tag":
+        tag = json.loads(text) if isinstance(text, str) else text
+        if not isinstance(tag, dict):
+            raise ValueError("a structural tag is a JSON object")
+        return json.dumps({"grammars": [{"name": "structural_tag", "structural_tag": tag}]})
     raise ValueError(f"Unknown grammar type: {format}")
