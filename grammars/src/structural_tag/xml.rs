@@ -262,6 +262,14 @@ pub(super) fn string_raw(s: &Value, excludes: &[String]) -> Result<Option<RegexS
 
 fn classify(root: &Value, sub: &Value, excludes: &[String]) -> Result<Kind, Error> {
     let s = resolve(root, sub);
+    if ["allOf", "not", "if"].iter().any(|k| s.get(*k).is_some()) {
+        // Combined schemas: the JSON compiler's exact value.
+        let ty = match types(s).as_slice() {
+            [t] => kimi_type(t),
+            _ => None,
+        };
+        return Ok(Kind::Json(s.clone(), ty));
+    }
     if let Some(values) = enum_values(s) {
         let (mut strs, mut others) = (vec![], vec![]);
         let mut tys: Vec<&str> = vec![];
@@ -341,16 +349,7 @@ impl Builder {
             _ => None,
         };
         if let Some(n) = nested {
-            let body = Conv::new(self, n, opts, schema).top(schema)?;
-            let end = match tail {
-                None => opts.ws_regex(0),
-                Some(_) => ws_star.clone(),
-            };
-            let mut end = vec![RegexSpec::Regex(end)];
-            if let Some(t) = tail {
-                end.push(super::or_lits(t));
-            }
-            return Ok(Expr::Seq(vec![body, Expr::Lexeme(RegexSpec::Concat(end))]));
+            return Conv::new(self, n, opts, schema).top(schema, tail.map(super::or_lits));
         }
         let mut x = Xml { b: self, style, opts, ws_star: ws_star.clone(), root: schema };
         let s = resolve(schema, schema);

@@ -11,8 +11,12 @@
 //!   back; unions offer each type;
 //! - MiniMax M3: strings are raw text without the namespace marker, numbers, booleans,
 //!   null and `enum` values raw, objects nested elements, arrays `<item>` elements (empty:
-//!   nothing); `pattern`, `format`, length bounds and schemas without a type are errors, as
-//!   in XGrammar.
+//!   nothing; an object without `properties` or an array without `items` is empty, as
+//!   XGrammar has it); `pattern`, `format`, length bounds and schemas without a type are
+//!   errors, as in XGrammar.
+//! - arrays: `prefixItems` elements in order (Cohere: all present; M3: each optional in a
+//!   chain), then `items` ones;
+//!   `allOf`, `not` and `if` are errors in Cohere's style (never a looser value).
 //!
 //! Both reject non-empty `excludes`, as XGrammar does.
 
@@ -122,30 +126,45 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
         self.b.json(&s, self.opts)
     }
 
-    /// The top level: the function's parameters (an object schema).
-    pub(super) fn top(&mut self, s: &Value) -> Result<Expr, Error> {
+    /// The top level: the function's parameters (an object schema), then whitespace and
+    /// `end` (a tag's end strings), as one lexeme.
+    pub(super) fn top(&mut self, s: &Value, end: Option<RegexSpec>) -> Result<Expr, Error> {
         if !self.opts.excludes.is_empty() {
             return Err(unsupported(self.style, "excludes must be empty"));
         }
         let s = resolve(self.root, s);
         if s.get("properties").is_none() {
-            if !types(s).iter().all(|t| *t == "object")
+            let body = if !types(s).iter().all(|t| *t == "object")
                 || s.get("additionalProperties") == Some(&Value::Bool(false))
             {
                 // Not an object of parameters: the JSON of the schema (as XGrammar).
                 let s = with_defs(self.root, s);
-                return self.b.json(&s, self.opts);
-            }
-            return match self.style {
-                Nested::Cohere => Ok(self.cohere_free_object()),
-                Nested::MinimaxM3 => Err(unsupported(self.style, "objects need properties")),
+                self.b.json(&s, self.opts)?
+            } else {
+                match self.style {
+                    Nested::Cohere => self.cohere_free_object(),
+                    // XGrammar's M3 value of an object without properties is empty.
+                    Nested::MinimaxM3 => Expr::Empty,
+                }
             };
+            return Ok(Expr::Seq(vec![body, self.ws_end(end)]));
         }
-        self.members(s, 0)
+        self.members(s, 0, end)
     }
 
-    /// An object's declared properties as named elements (each with whitespace before).
-    fn members(&mut self, s: &Value, depth: usize) -> Result<Expr, Error> {
+    /// Whitespace then `end` (nothing more where `None`), one lexeme.
+    fn ws_end(&self, end: Option<RegexSpec>) -> Expr {
+        Expr::Lexeme(match end {
+            Some(e) => RegexSpec::Concat(vec![self.ws(), e]),
+            None => self.ws(),
+        })
+    }
+
+    /// An object's declared properties as named elements (each with whitespace before),
+    /// then whitespace and `end`. In MiniMax M3, as XGrammar has it, whitespace alone is not
+    /// an object: where no property is required, either nothing comes before `end` or at
+    /// least one element does.
+    fn members(&mut self, s: &Value, depth: usize, end: Option<RegexSpec>) -> Result<Expr, Error> {
         let props = s.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
         let required = required(s);
         let mut items = Vec::new();
@@ -167,10 +186,25 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
             let e = self.b.rule("param", e, RuleAttrs::default());
             items.push((e, required.contains(&k.as_str())));
         }
+        let tail = self.ws_end(end.clone());
         if self.opts.any_order && items.len() > 1 && items.len() <= super::xml::ANY_ORDER_MAX {
-            return Ok(self.b.any_order(items));
+            return Ok(Expr::Seq(vec![self.b.any_order(items), tail]));
         }
-        Ok(Expr::Seq(items.into_iter().map(|(e, req)| if req { e } else { opt(e) }).collect()))
+        if self.style == Nested::MinimaxM3 && !items.iter().any(|(_, req)| *req) {
+            // Nothing, or the first element present being the i-th.
+            let mut alts = vec![end.map_or(Expr::Empty, Expr::Lexeme)];
+            for i in 0..items.len() {
+                let mut seq = vec![items[i].0.clone()];
+                seq.extend(items[i + 1..].iter().map(|(e, _)| opt(e.clone())));
+                seq.push(tail.clone());
+                alts.push(Expr::Seq(seq));
+            }
+            return Ok(Expr::Alt(alts));
+        }
+        let mut seq: Vec<Expr> =
+            items.into_iter().map(|(e, req)| if req { e } else { opt(e) }).collect();
+        seq.push(tail);
+        Ok(Expr::Seq(seq))
     }
 
     // ----- Cohere -----
@@ -197,6 +231,7 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
 
     fn cohere_typed_body(&mut self, sub: &Value, depth: usize) -> Result<Expr, Error> {
         let s = resolve(self.root, sub);
+        check_combinators(self.style, s)?;
         let values = enum_values(s);
         let ws = self.ws();
         let raw_alts = |alts: Vec<RegexSpec>| {
@@ -248,17 +283,28 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
                     self.typed("json", body)
                 }
                 "object" => {
-                    let inner = if s.get("properties").is_some() {
-                        self.members(s, depth)?
+                    let body = if s.get("properties").is_some() {
+                        self.members(s, depth, Some(lit(COHERE_CLOSE)))?
                     } else {
-                        self.cohere_free_object()
+                        Expr::Seq(vec![self.cohere_free_object(), self.ws_close(COHERE_CLOSE)])
                     };
-                    self.typed("dict", Expr::Seq(vec![inner, self.ws_close(COHERE_CLOSE)]))
+                    self.typed("dict", body)
                 }
                 "array" => {
-                    let item = self.cohere_item(s.get("items"), depth)?;
+                    let mut prefix = Vec::new();
+                    for p in prefix_items(s) {
+                        prefix.push(self.cohere_typed(p, depth + 1)?);
+                    }
+                    let item = match s.get("items") {
+                        Some(Value::Bool(false)) => None,
+                        items => Some(self.cohere_item(items, depth)?),
+                    };
                     let (min, max) = array_bounds(s);
-                    let body = self.cohere_list(item, min, max);
+                    let open = lit("<cofl:value");
+                    let first = RegexSpec::Concat(vec![self.ws(), open.clone()]);
+                    let empty = self.ws_close(COHERE_CLOSE);
+                    let body =
+                        self.list(&first, &open, prefix, item, (min, max), COHERE_CLOSE, empty);
                     self.typed("list", body)
                 }
                 other => return Err(unsupported(self.style, &format!("type {other:?}"))),
@@ -277,23 +323,61 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
         })
     }
 
-    /// A list's content then the close tag: whitespace, `min..=max` unnamed elements back to
-    /// back, whitespace. The leading whitespace is one lexeme with the first element's (or
-    /// the close tag's) start, so the lexer never ends it early.
-    fn cohere_list(&self, body: Expr, min: u32, max: Option<u32>) -> Expr {
-        let ws_open = Expr::Lexeme(RegexSpec::Concat(vec![self.ws(), lit("<cofl:value")]));
-        let first = Expr::Seq(vec![ws_open, body.clone()]);
-        let next = Expr::Seq(vec![Expr::Lexeme(lit("<cofl:value")), body]);
-        let rest = Expr::Repeat {
-            expr: Box::new(next),
-            min: min.saturating_sub(1),
-            max: max.map(|m| m.saturating_sub(1)),
+    /// A list's elements then the close tag: the `prefix` elements in order (Cohere: all
+    /// of them; MiniMax M3: a chain of optional ones, as XGrammar has `prefixItems`), then
+    /// `items` elements up to `min..=max` in all (none without `items`; M3: no bounds with
+    /// `prefixItems`, as XGrammar). The first element's open lexeme is `first` (whitespace and
+    /// the open tag in one lexeme, so the lexer never ends the whitespace early), the
+    /// others' `next`; `empty` is the list with no element.
+    #[allow(clippy::too_many_arguments)]
+    fn list(
+        &self,
+        first: &RegexSpec,
+        next: &RegexSpec,
+        prefix: Vec<Expr>,
+        items: Option<Expr>,
+        (min, max): (u32, Option<u32>),
+        close: &str,
+        empty: Expr,
+    ) -> Expr {
+        let k = prefix.len() as u32;
+        let el = |open: &RegexSpec, body: Expr| Expr::Seq(vec![Expr::Lexeme(open.clone()), body]);
+        if self.style == Nested::MinimaxM3 && k > 0 {
+            // MiniMax M3 (as XGrammar): each prefix element optional, in a chain (a later one
+            // only after the earlier ones), then any number of `items` ones.
+            let mut tail = match items {
+                Some(body) => Expr::Repeat { expr: Box::new(el(next, body)), min: 0, max: None },
+                None => Expr::Empty,
+            };
+            for p in prefix.into_iter().rev() {
+                tail = Expr::Alt(vec![Expr::Empty, Expr::Seq(vec![el(next, p), tail])]);
+            }
+            let Expr::Alt(mut alts) = tail else { return empty };
+            let some = alts.pop().unwrap_or(Expr::Empty);
+            return Expr::Alt(vec![empty, Expr::Seq(vec![some, self.ws_close(close)])]);
+        }
+        let mut seq = Vec::new();
+        for (i, p) in prefix.into_iter().enumerate() {
+            seq.push(el(if i == 0 { first } else { next }, p));
+        }
+        let (lo, hi) = (min.saturating_sub(k), max.map(|m| m.saturating_sub(k)));
+        let Some(body) = items.filter(|_| hi != Some(0)) else {
+            return if k == 0 {
+                empty
+            } else {
+                Expr::Seq([seq, vec![self.ws_close(close)]].concat())
+            };
         };
-        let some = Expr::Seq(vec![first, rest, self.ws_close(COHERE_CLOSE)]);
-        match max {
-            Some(0) => self.ws_close(COHERE_CLOSE),
-            _ if min == 0 => Expr::Alt(vec![self.ws_close(COHERE_CLOSE), some]),
-            _ => some,
+        if k == 0 {
+            seq.push(el(first, body.clone()));
+        }
+        let more = if k == 0 { (lo.saturating_sub(1), hi.map(|h| h - 1)) } else { (lo, hi) };
+        seq.push(Expr::Repeat { expr: Box::new(el(next, body)), min: more.0, max: more.1 });
+        seq.push(self.ws_close(close));
+        if k == 0 && lo == 0 {
+            Expr::Alt(vec![empty, Expr::Seq(seq)])
+        } else {
+            Expr::Seq(seq)
         }
     }
 
@@ -322,7 +406,18 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
         let scalar = self.b.json(&scalar, self.opts).unwrap_or(Expr::Empty);
         let raw = Expr::Lexeme(text_then(&[], &[COHERE_CLOSE.into()], &[], None));
         let dict = Expr::Seq(vec![self.cohere_free_object(), self.ws_close(COHERE_CLOSE)]);
-        let list = self.cohere_list(Expr::Rule(name.clone()), 0, None);
+        let open = lit("<cofl:value");
+        let first = RegexSpec::Concat(vec![self.ws(), open.clone()]);
+        let empty = self.ws_close(COHERE_CLOSE);
+        let list = self.list(
+            &first,
+            &open,
+            vec![],
+            Some(Expr::Rule(name.clone())),
+            (0, None),
+            COHERE_CLOSE,
+            empty,
+        );
         let json = Expr::Seq(vec![self.ws_opt(), scalar, self.ws_close(COHERE_CLOSE)]);
         self.b.rules[idx].body = Expr::Alt(vec![
             self.typed("raw", raw),
@@ -353,6 +448,7 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
 
     fn m3_value_body(&mut self, sub: &Value, close: &str, depth: usize) -> Result<Expr, Error> {
         let s = resolve(self.root, sub);
+        check_combinators(self.style, s)?;
         let values = enum_values(s);
         if let Some(values) = values {
             let alts = values.into_iter().map(raw_value).collect();
@@ -388,36 +484,44 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
                     let j = self.json_scalar(s, t)?;
                     Expr::Seq(vec![j, Expr::Lexeme(lit(close))])
                 }
-                "object" => {
-                    if s.get("properties").is_none() {
-                        return Err(unsupported(self.style, "objects need properties"));
-                    }
-                    Expr::Seq(vec![self.members(s, depth)?, self.ws_close(close)])
-                }
+                // Without `properties` (or `items`), XGrammar's value is empty.
+                "object" if s.get("properties").is_none() => Expr::Lexeme(lit(close)),
+                "object" => self.members(s, depth, Some(lit(close)))?,
                 "array" => {
-                    let items = match s.get("items") {
-                        Some(i @ Value::Object(_)) => i,
-                        _ => return Err(unsupported(self.style, "arrays need an items schema")),
+                    let mut prefix = Vec::new();
+                    let item_close = format!("{NS}</item>");
+                    for p in prefix_items(s) {
+                        prefix.push(self.m3_value(p, &item_close, depth + 1)?);
+                    }
+                    let item = match s.get("items") {
+                        Some(i @ Value::Object(_)) => {
+                            Some(self.m3_value(i, &item_close, depth + 1)?)
+                        }
+                        _ => None,
                     };
                     let open = RegexSpec::Concat(vec![self.ws(), lit(&format!("{NS}<item>"))]);
-                    let v = self.m3_value(items, &format!("{NS}</item>"), depth + 1)?;
-                    let item = Expr::Seq(vec![Expr::Lexeme(open), v]);
-                    let (min, max) = array_bounds(s);
-                    let some = Expr::Seq(vec![
-                        Expr::Repeat { expr: Box::new(item), min: min.max(1), max },
-                        self.ws_close(close),
-                    ]);
-                    if min == 0 {
-                        Expr::Alt(vec![Expr::Lexeme(lit(close)), some])
-                    } else {
-                        some
-                    }
+                    let empty = Expr::Lexeme(lit(close));
+                    self.list(&open, &open, prefix, item, array_bounds(s), close, empty)
                 }
                 other => return Err(unsupported(self.style, &format!("type {other:?}"))),
             });
         }
         Ok(Expr::Alt(alts))
     }
+}
+
+/// Keywords the XML value builders here do not combine (they would be ignored, a looser
+/// value): an error naming them instead.
+fn check_combinators(style: Nested, s: &Value) -> Result<(), Error> {
+    match ["allOf", "not", "if"].iter().find(|k| s.get(**k).is_some()) {
+        Some(k) => Err(unsupported(style, &format!("`{k}` in a parameter schema"))),
+        None => Ok(()),
+    }
+}
+
+/// The schemas of `prefixItems`.
+fn prefix_items(s: &Value) -> &[Value] {
+    s.get("prefixItems").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
 }
 
 fn array_bounds(s: &Value) -> (u32, Option<u32>) {
