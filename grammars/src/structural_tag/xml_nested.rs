@@ -349,11 +349,12 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
                 Some(body) => Expr::Repeat { expr: Box::new(el(next, body)), min: 0, max: None },
                 None => Expr::Empty,
             };
-            for p in prefix.into_iter().rev() {
+            let mut prefix = prefix.into_iter();
+            let p0 = prefix.next().unwrap_or(Expr::Empty);
+            for p in prefix.rev() {
                 tail = Expr::Alt(vec![Expr::Empty, Expr::Seq(vec![el(next, p), tail])]);
             }
-            let Expr::Alt(mut alts) = tail else { return empty };
-            let some = alts.pop().unwrap_or(Expr::Empty);
+            let some = Expr::Seq(vec![el(next, p0), tail]);
             return Expr::Alt(vec![empty, Expr::Seq(vec![some, self.ws_close(close)])]);
         }
         let mut seq = Vec::new();
