@@ -7,12 +7,20 @@
 //!   batch computes new masks (two identical sets of matchers, one timed sequentially, one
 //!   with `compute_masks`; masks compared).
 //!
+//! The walks run three ways: N sequences of one grammar; N different grammars (synthetic
+//! JSON schemas); and, when `MASKBENCH` names the MaskBench folder (e.g.
+//! `../shared/data/maskbench`, not needed otherwise), the first N MaskBench schemas that
+//! compile, each on its first valid instance.
+//!
 //! Run: `cargo bench -p llguidance --bench batch` (optionally `-- 16 64 256` for the batch
 //! sizes; `RAYON_NUM_THREADS` sets the pool size).
 
 use std::time::Instant;
 
-use llguidance::{GrammarSource, Matcher, ParserFactory};
+use std::sync::Arc;
+
+use grammars::CompiledGrammar;
+use llguidance::{GrammarSource, Matcher, ParserFactory, TokenId};
 
 const GRAMMAR: &str = r#"start: value
 value: object | array | STRING | NUMBER | "true" | "false" | "null"
@@ -105,18 +113,117 @@ fn main() -> anyhow::Result<()> {
             allowed as f64 / n as f64
         );
     }
+    // Every walk: one grammar (sequences of one schema), then a different grammar per
+    // matcher (synthetic JSON schemas; MaskBench's when `MASKBENCH` names its folder).
+    let docs = vec![(grammar.clone(), toks.clone())];
     for &n in &sizes {
-        walk(&factory, &grammar, &toks, n, words)?;
+        walk("one schema", &factory, &docs, n, words)?;
+    }
+    let many = synthetic_schemas(&factory, sizes.iter().copied().max().unwrap_or(0))?;
+    for &n in &sizes {
+        walk("different schemas", &factory, &many[..n.min(many.len())], n, words)?;
+    }
+    match std::env::var_os("MASKBENCH") {
+        Some(dir) => {
+            let mb = maskbench(&factory, std::path::Path::new(&dir), sizes.iter().max().copied())?;
+            for &n in &sizes {
+                walk("MaskBench schemas", &factory, &mb[..n.min(mb.len())], n, words)?;
+            }
+        }
+        None => {
+            println!("(MaskBench walk skipped: set MASKBENCH=../shared/data/maskbench to run it)")
+        }
     }
     Ok(())
 }
 
-/// The walk: `n` matchers, matcher i starting at token `i * len / n` and going on from there
-/// (back to the start of the document when it is done), one token per batch.
-fn walk(
+type Doc = (Arc<CompiledGrammar>, Vec<TokenId>);
+
+/// `n` different JSON schemas (property names, types and bounds vary with the index) and an
+/// instance of each.
+fn synthetic_schemas(factory: &ParserFactory, n: usize) -> anyhow::Result<Vec<Doc>> {
+    (0..n)
+        .map(|i| {
+            let schema = serde_json::json!({
+                "type": "object",
+                "properties": {
+                    format!("id_{i}"): {"type": "integer", "minimum": i},
+                    format!("name_{i}"): {"type": "string", "maxLength": 20 + i},
+                    "kind": {"enum": [format!("alpha_{i}"), format!("beta_{}", i % 7), "gamma"]},
+                    format!("tags_{}", i % 5): {"type": "array", "items": {"type": "string"}},
+                    "score": {"type": "number"},
+                    format!("meta_{i}"): {
+                        "type": "object",
+                        "properties": {
+                            "flag": {"type": "boolean"},
+                            format!("note_{}", i % 3): {"type": "string", "pattern": "^[a-z ]+$"}
+                        },
+                        "required": ["flag"]
+                    }
+                },
+                "required": [format!("id_{i}"), "kind", format!("meta_{i}")]
+            });
+            let doc = serde_json::json!({
+                format!("id_{i}"): 1000 + 37 * i,
+                format!("name_{i}"): format!("Item number {i}"),
+                "kind": format!("beta_{}", i % 7),
+                format!("tags_{}", i % 5): ["red", "green", format!("t{i}")],
+                "score": -1.5 * i as f64,
+                format!("meta_{i}"): {"flag": i % 2 == 0, format!("note_{}", i % 3): "all fine here"}
+            });
+            let g = factory.compile(&GrammarSource::JsonSchema(schema.to_string()))?;
+            Ok((g, factory.tokenizer().tokenize(&doc.to_string())?))
+        })
+        .collect()
+}
+
+/// The first `max` MaskBench files (by name) that compile, each with its first valid
+/// instance (compact JSON).
+fn maskbench(
     factory: &ParserFactory,
-    grammar: &std::sync::Arc<grammars::CompiledGrammar>,
-    toks: &[toktrie::TokenId],
+    dir: &std::path::Path,
+    max: Option<usize>,
+) -> anyhow::Result<Vec<Doc>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        if max.is_some_and(|m| out.len() >= m) {
+            break;
+        }
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&f)?)?;
+        let Some(data) = v["tests"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["valid"] == true))
+            .map(|t| t["data"].to_string())
+        else {
+            continue;
+        };
+        let Ok(g) = factory.compile(&GrammarSource::JsonSchema(v["schema"].to_string())) else {
+            continue;
+        };
+        let toks = factory.tokenizer().tokenize(&data)?;
+        // Instances our grammar refuses (a few MaskBench files) would stop the walk.
+        let mut m = factory.matcher_for(g.clone())?;
+        if toks.len() >= 2 && m.consume_tokens(&toks).is_ok() {
+            out.push((g, toks));
+        }
+    }
+    Ok(out)
+}
+
+/// The walk: `n` matchers, matcher i on document `i % docs.len()` starting at token `i *
+/// len / n` and going on from there (back to the start of its document when it is done), one
+/// token per batch. The first half pass (by the longest document) warms the lexers and is not
+/// timed; the timed batches alternate which of the two goes first.
+fn walk(
+    what: &str,
+    factory: &ParserFactory,
+    docs: &[Doc],
     n: usize,
     words: usize,
 ) -> anyhow::Result<()> {
@@ -124,7 +231,8 @@ fn walk(
         let mut ms = Vec::with_capacity(n);
         let mut pos = Vec::with_capacity(n);
         for i in 0..n {
-            let mut m = factory.matcher_for(grammar.clone())?;
+            let (g, toks) = &docs[i % docs.len()];
+            let mut m = factory.matcher_for(g.clone())?;
             let p = i * toks.len() / n;
             m.consume_tokens(&toks[..p])?;
             ms.push(m);
@@ -134,13 +242,22 @@ fn walk(
     };
     let (mut seq_ms, mut pos) = make()?;
     let (mut par_ms, _) = make()?;
-    let steps = 3 * toks.len() / 2;
+    let len = docs.iter().map(|d| d.1.len()).max().unwrap_or(0);
+    let steps = 3 * len / 2;
     let mut seq_out = vec![0u32; n * words];
     let mut par_out = vec![0u32; n * words];
     let (mut seq, mut par) = (Vec::with_capacity(steps), Vec::with_capacity(steps));
     // The best a 2-thread batch can do: max(half the work, its slowest mask).
     let mut bound = 0.0;
     for step in 0..steps {
+        let batch = |ms: &mut [Matcher], out: &mut [u32]| -> anyhow::Result<f64> {
+            let t = Instant::now();
+            for r in factory.compute_masks(ms, out) {
+                r?;
+            }
+            Ok(t.elapsed().as_secs_f64() * 1e6)
+        };
+        let mut p_us = if step % 2 == 1 { batch(&mut par_ms, &mut par_out)? } else { 0.0 };
         let t = Instant::now();
         let mut slowest: f64 = 0.0;
         for (m, chunk) in seq_ms.iter_mut().zip(seq_out.chunks_mut(words)) {
@@ -149,21 +266,17 @@ fn walk(
             slowest = slowest.max(t1.elapsed().as_secs_f64() * 1e6);
         }
         let s_us = t.elapsed().as_secs_f64() * 1e6;
-        if step >= toks.len() / 2 {
-            bound += (s_us / 2.0).max(slowest);
+        if step % 2 == 0 {
+            p_us = batch(&mut par_ms, &mut par_out)?;
         }
-        let t = Instant::now();
-        for r in factory.compute_masks(&mut par_ms, &mut par_out) {
-            r?;
-        }
-        let p_us = t.elapsed().as_secs_f64() * 1e6;
         anyhow::ensure!(seq_out == par_out, "step {step}: batch masks differ from sequential");
-        // The first pass warms every lexer; time the rest.
-        if step >= toks.len() / 2 {
+        if step >= len / 2 {
+            bound += (s_us / 2.0).max(slowest);
             seq.push(s_us);
             par.push(p_us);
         }
         for i in 0..n {
+            let toks = &docs[i % docs.len()].1;
             if pos[i] == toks.len() {
                 seq_ms[i].reset()?;
                 par_ms[i].reset()?;
@@ -177,9 +290,9 @@ fn walk(
     let (st, pt): (f64, f64) = (seq.iter().sum(), par.iter().sum());
     let (s, p) = (median(seq.clone()), median(par.clone()));
     println!(
-        "walk N={n:>4}: sequential {s:>9.1} µs/batch median ({:>6.1} µs/mask), compute_masks \
-         {p:>9.1} µs/batch; speedup {:.2}x (totals over {} batches: {:.1} vs {:.1} ms, {:.2}x; \
-         at most {:.2}x with 2 threads: each batch's slowest mask)",
+        "walk, {what}, N={n:>4}: sequential {s:>9.1} µs/batch median ({:>6.1} µs/mask), \
+         compute_masks {p:>9.1} µs/batch; speedup {:.2}x (totals over {} batches: {:.1} vs \
+         {:.1} ms, {:.2}x; at most {:.2}x with 2 threads: each batch's slowest mask)",
         s / n as f64,
         s / p,
         seq.len(),

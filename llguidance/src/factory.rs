@@ -341,37 +341,32 @@ impl ParserFactory {
         Matcher::new(self.shared.clone(), grammar)
     }
 
-    /// Computes the masks of many matchers in parallel (rayon), into one caller-owned buffer
-    /// of `matchers.len() * words_per_mask` u32 words. Each matcher's result (error or not)
+    /// Computes the masks of many matchers in parallel (rayon's global pool and the calling
+    /// thread, see [`batch::for_each_split`](crate::batch::for_each_split)), into one
+    /// caller-owned buffer of `matchers.len() * words_per_mask` u32 words. Each matcher's result (error or not)
     /// is returned in order; a failing matcher's mask words are zero.
     pub fn compute_masks(
         &self,
         matchers: &mut [Matcher],
         out: &mut [u32],
     ) -> Vec<Result<(), Error>> {
-        use rayon::prelude::*;
         let words = self.shared.trie.vocab_size().div_ceil(32);
         if out.len() < matchers.len() * words {
             let e = Error::new(ErrorKind::Usage, "mask buffer too small for the batch");
             return matchers.iter().map(|_| Err(e.clone())).collect();
         }
-        let one = |(m, chunk): (&mut Matcher, &mut [u32])| {
-            let r = m.compute_mask_into(chunk);
+        let mut items: Vec<(&mut Matcher, &mut [u32], Result<(), Error>)> = matchers
+            .iter_mut()
+            .zip(out.chunks_mut(words))
+            .map(|(m, chunk)| (m, chunk, Ok(())))
+            .collect();
+        crate::batch::for_each_split(None, &mut items, |(m, chunk, r)| {
+            *r = m.compute_mask_into(chunk);
             if r.is_err() {
                 chunk.iter_mut().for_each(|w| *w = 0);
             }
-            r
-        };
-        // Contiguous runs of matchers, a few per pool thread: each run is one task, so the
-        // pool is not paid per mask, and a thread keeps its matchers' data in its cache.
-        let threads = rayon::current_num_threads().max(1);
-        let run = matchers.len().div_ceil(2 * threads).max(1);
-        let mut res: Vec<Vec<Result<(), Error>>> = matchers
-            .par_chunks_mut(run)
-            .zip(out.par_chunks_mut(run * words))
-            .map(|(ms, o)| ms.iter_mut().zip(o.chunks_mut(words)).map(one).collect())
-            .collect();
-        res.drain(..).flatten().collect()
+        });
+        items.into_iter().map(|(_, _, r)| r).collect()
     }
 }
 

@@ -26,6 +26,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod batch;
 mod error;
 mod factory;
 mod matcher;

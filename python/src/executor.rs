@@ -1,10 +1,11 @@
-//! `LLExecutor`: masks and token consumption for a batch of matchers on a thread pool, with
-//! the GIL released for the whole batch.
+//! `LLExecutor`: masks and token consumption for a batch of matchers on a thread pool and
+//! the calling thread (`llguidance::batch::for_each_split`), with the GIL released for the
+//! whole batch.
 
+use llguidance::batch::for_each_split;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
-use rayon::prelude::*;
 
 use crate::matcher::{check_ptr, LLMatcher, Row};
 
@@ -137,18 +138,16 @@ impl LLExecutor {
         for (m, t) in &parsed {
             guards.push((m.try_borrow_mut()?, *t));
         }
-        let jobs: Vec<(Job, u32)> =
-            guards.iter_mut().map(|(g, t)| (Job(&mut **g as *mut LLMatcher), *t)).collect();
-        let out = py.detach(|| {
-            self.pool.install(|| {
-                jobs.par_iter()
-                    // SAFETY: each matcher is exclusively borrowed by its guard.
-                    .map(|(job, t)| unsafe { job.get().consume(*t) })
-                    .collect::<Vec<bool>>()
+        let mut jobs: Vec<(Job, u32, bool)> =
+            guards.iter_mut().map(|(g, t)| (Job(&mut **g as *mut LLMatcher), *t, false)).collect();
+        py.detach(|| {
+            for_each_split(Some(&self.pool), &mut jobs, |(job, t, ok)| {
+                // SAFETY: each matcher is exclusively borrowed by its guard.
+                *ok = unsafe { job.get().consume(*t) };
             })
         });
         drop(guards);
-        Ok(out)
+        Ok(jobs.into_iter().map(|j| j.2).collect())
     }
 }
 
@@ -180,7 +179,7 @@ impl LLExecutor {
         if guards.iter().any(|(g, _, _)| g.words() != words) {
             return Err(PyValueError::new_err("Invalid buffer size"));
         }
-        let jobs: Vec<(Job, Vec<Row>, Vec<u32>)> = guards
+        let mut jobs: Vec<(Job, Vec<Row>, Vec<u32>)> = guards
             .iter_mut()
             .map(|(g, k, d)| {
                 let end = (*k + d.len() + 1).min(trg_batch_size);
@@ -191,13 +190,11 @@ impl LLExecutor {
             })
             .collect();
         py.detach(|| {
-            self.pool.install(|| {
-                jobs.par_iter().for_each(|(job, rows, draft)| {
-                    // SAFETY: the guards above hold each matcher exclusively; the rows are
-                    // inside the caller's checked buffer (K < batch, clipped); two matchers
-                    // share a row only if the caller gave overlapping rows, as in LLGuidance.
-                    unsafe { job.get().fill_draft(rows, draft) }
-                })
+            for_each_split(Some(&self.pool), &mut jobs, |(job, rows, draft)| {
+                // SAFETY: the guards above hold each matcher exclusively; the rows are inside
+                // the caller's checked buffer (K < batch, clipped); two matchers share a row
+                // only if the caller gave overlapping rows, as in LLGuidance.
+                unsafe { job.get().fill_draft(rows, draft) }
             })
         });
         drop(guards);
