@@ -10,7 +10,7 @@
 //! other threads claiming more runs.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex};
 
 /// Claims of runs from both ends of `0..n`: the front in the low 32 bits, the back (one
 /// past the last unclaimed run) in the high 32 bits.
@@ -39,8 +39,11 @@ impl Ends {
 }
 
 /// Calls `f` on every item, on `pool` (`None`: rayon's global pool) and the calling thread
-/// together (see the module's notes). Items are taken in runs; `f` should not panic (a panic
-/// is passed on to the caller once the other threads are done).
+/// together (see the module's notes). Items are taken in runs. The caller waits only for the
+/// runs other threads have started: a pool thread that wakes after the caller has done
+/// everything (a small batch, masks answered from cache) finds the batch closed and leaves,
+/// so a small batch costs about what a plain loop costs. A panic in `f` is passed on to the
+/// caller once no other thread is inside the batch.
 pub fn for_each_split<T: Send>(
     pool: Option<&rayon::ThreadPool>,
     items: &mut [T],
@@ -63,19 +66,83 @@ pub fn for_each_split<T: Send>(
             r.iter_mut().for_each(&f);
         }
     };
-    let tasks = threads.min(runs.len()) - 1;
-    match pool {
-        Some(p) => p.in_place_scope(|s| spawn_and_work(s, tasks, &work)),
-        None => rayon::in_place_scope(|s| spawn_and_work(s, tasks, &work)),
+    let work: &(dyn Fn(bool) + Sync) = &work;
+    // SAFETY: the pool's jobs call `work` only between `enter` and `leave` on `batch`, and
+    // `Closer` (below, also on unwinding) closes the batch and waits until every thread
+    // that entered has left before this frame, which owns what `work` borrows, is gone. A
+    // job that runs later finds the batch closed and never touches `work`.
+    let work: &'static (dyn Fn(bool) + Sync) = unsafe { std::mem::transmute(work) };
+    let batch = Arc::new(Batch {
+        work,
+        state: Mutex::new(BatchState { closed: false, inside: 0, panic: None }),
+        left: Condvar::new(),
+    });
+    let closer = Closer(&batch);
+    for _ in 1..threads.min(runs.len()) {
+        let b = batch.clone();
+        let job = move || b.help();
+        match pool {
+            Some(p) => p.spawn(job),
+            None => rayon::spawn(job),
+        }
+    }
+    work(true);
+    drop(closer);
+    let panic = batch.state.lock().unwrap_or_else(|e| e.into_inner()).panic.take();
+    if let Some(p) = panic {
+        std::panic::resume_unwind(p);
     }
 }
 
-/// `work(false)` on `tasks` pool threads, `work(true)` on this one.
-fn spawn_and_work<'s>(s: &rayon::Scope<'s>, tasks: usize, work: &'s (dyn Fn(bool) + Sync)) {
-    for _ in 0..tasks {
-        s.spawn(move |_| work(false));
+/// A batch as the pool's jobs see it.
+struct Batch {
+    work: &'static (dyn Fn(bool) + Sync),
+    state: Mutex<BatchState>,
+    left: Condvar,
+}
+
+struct BatchState {
+    /// The caller is done: jobs that start now leave at once.
+    closed: bool,
+    /// Jobs inside `work`.
+    inside: usize,
+    /// A panic in a job, for the caller to pass on.
+    panic: Option<Box<dyn std::any::Any + Send>>,
+}
+
+impl Batch {
+    /// A pool job: claims runs from the back until none is left, unless the batch is closed.
+    fn help(&self) {
+        {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            if s.closed {
+                return;
+            }
+            s.inside += 1;
+        }
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.work)(false)));
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.inside -= 1;
+        if let Err(p) = r {
+            s.panic.get_or_insert(p);
+        }
+        if s.inside == 0 {
+            self.left.notify_all();
+        }
     }
-    work(true);
+}
+
+/// Closes the batch and waits for the jobs inside it (also when the caller unwinds).
+struct Closer<'a>(&'a Batch);
+
+impl Drop for Closer<'_> {
+    fn drop(&mut self) {
+        let mut s = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.closed = true;
+        while s.inside > 0 {
+            s = self.0.left.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
 }
 
 #[cfg(test)]
@@ -97,6 +164,28 @@ mod tests {
         let mut items = vec![0u8; 100];
         for_each_split(None, &mut items, |x| *x += 1);
         assert!(items.iter().all(|&x| x == 1));
+    }
+
+    #[test]
+    fn a_panic_reaches_the_caller_after_the_others_are_done() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let mut items: Vec<usize> = (0..64).collect();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            for_each_split(Some(&pool), &mut items, |i| {
+                if *i == 63 {
+                    panic!("item 63");
+                }
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                done.fetch_add(1, Ordering::SeqCst);
+            })
+        }));
+        let msg = r.expect_err("the panic is passed on");
+        assert_eq!(msg.downcast_ref::<&str>(), Some(&"item 63"));
+        // Whoever panicked, no thread is still inside the batch: the count is final.
+        let n = done.load(Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(done.load(Ordering::SeqCst), n);
     }
 
     #[test]
