@@ -67,6 +67,8 @@ pub struct DerivreLexer {
     walk_classes: Vec<CharClass>,
     /// Live depth of each (state, class) walked, with the depth limit of that walk.
     live_depths: HashMap<(StateId, u32), (LiveDepth, u32)>,
+    /// Which byte classes lead a state to the same next state (see [`DerivreLexer::spread`]).
+    parts: Partitions,
     exprs: ExprSet,
     deriv: DerivCache,
     relevance: RelevanceCache,
@@ -128,6 +130,7 @@ impl DerivreLexer {
             class_repeats: HashMap::new(),
             walk_classes: Vec::new(),
             live_depths: HashMap::new(),
+            parts: Partitions::new(classes.map(), num_classes),
             exprs: builder.into_exprset(),
             deriv: DerivCache::new(),
             relevance: RelevanceCache::new(),
@@ -201,10 +204,70 @@ impl DerivreLexer {
             }
         }
         let s = if next.is_empty() { StateId::DEAD } else { self.intern(next)? };
-        let idx = state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
+        let class = self.class_of[byte as usize] as usize;
+        let idx = state.as_usize() * self.num_classes + class;
         self.table[idx] = self.entry(state, s);
         self.num_transitions += 1;
+        self.spread(state, class);
         Ok(s)
+    }
+
+    /// Fills the table entries of the classes that `state` cannot tell apart from `class`
+    /// (just computed) with the same transition: the derivative of every member is the same
+    /// expression for all of them. The grammar's byte classes must separate every byte any
+    /// lexeme treats differently anywhere (a JSON grammar has ~80); a state tells far fewer
+    /// apart (a string body: `"`, `\`, control characters, the UTF-8 lead byte ranges and
+    /// the rest), so a cold state costs a derivative per part, not per class. The parts are
+    /// worked out on a state's second cold transition (most states inside literals get one).
+    fn spread(&mut self, state: StateId, class: usize) {
+        let si = state.as_usize();
+        if !self.parts.on {
+            return;
+        }
+        let Some(count) = self.parts.cold.get_mut(si) else { return };
+        *count = count.saturating_add(1);
+        if *count < 2 {
+            return;
+        }
+        let row = si * self.num_classes;
+        let pid = match self.parts.of_state[si] {
+            NO_PARTITION => {
+                let mut pid = TRIVIAL;
+                for i in 0..self.members[si].len() {
+                    let e = self.members[si][i].1;
+                    let p = self.parts.of_expr(&mut self.exprs, e);
+                    pid = self.parts.refine(pid, p);
+                    if pid == IDENTITY {
+                        break;
+                    }
+                }
+                self.parts.of_state[si] = pid;
+                // The transition computed before this one spreads too.
+                if pid != IDENTITY {
+                    for c in 0..self.num_classes {
+                        if c != class && self.table[row + c] != MISSING {
+                            self.fill_part(row, pid, c);
+                        }
+                    }
+                }
+                pid
+            }
+            pid => pid,
+        };
+        if pid != IDENTITY {
+            self.fill_part(row, pid, class);
+        }
+    }
+
+    /// Copies the entry of `class` in table row `row` to the missing entries of its part.
+    fn fill_part(&mut self, row: usize, pid: u32, class: usize) {
+        let labels = &self.parts.labels[pid as usize];
+        let (label, entry) = (labels[class], self.table[row + class]);
+        for (c, &l) in labels.iter().enumerate() {
+            if l == label && self.table[row + c] == MISSING {
+                self.table[row + c] = entry;
+            }
+        }
     }
 
     /// The table entry of a transition `from` → `to`: the target with the must-end bit when
@@ -516,6 +579,8 @@ impl DerivreLexer {
         self.members.push(members.clone());
         self.state_ids.insert((members, start), id);
         self.table.resize(self.table.len() + self.num_classes, MISSING);
+        self.parts.of_state.push(NO_PARTITION);
+        self.parts.cold.push(0);
         Ok(id)
     }
 
@@ -796,9 +861,294 @@ impl Lexer for DerivreLexer {
             + sets
             + members
             + self.state_ids.capacity() * (std::mem::size_of::<Members>() + 4)
+            + self.parts.num_bytes()
             + self.exprs.num_bytes()
             + self.deriv.num_bytes()
             + self.relevance.num_bytes()
             + self.next_byte.num_bytes()
+    }
+}
+
+/// A state's partition not worked out yet.
+const NO_PARTITION: u32 = u32::MAX;
+/// Every class in one part (an expression that reads no byte apart from another).
+const TRIVIAL: u32 = 0;
+/// Every class apart (nothing merged).
+const IDENTITY: u32 = 1;
+
+/// Partitions of the byte classes (a part label per class, numbered by first occurrence, so
+/// equal partitions are equal arrays), interned, with the partition of each expression and
+/// of each state. Two classes in one part of an expression's partition give it the same
+/// derivative: a byte set (or single byte) and the first byte of a byte string tell apart
+/// the classes they hold; an empty string or no-match tells none apart; a node that reads
+/// no byte itself (concatenation, alternation, intersection, complement, repeat,
+/// look-ahead) tells apart what its children read (a concatenation's second element only
+/// when the first can be empty); a leaf that takes every byte (derivre's `multipleOf`
+/// remainder node among them) is taken as telling every class apart.
+#[derive(Clone)]
+struct Partitions {
+    /// A byte of each class.
+    class_rep: Vec<u8>,
+    labels: Vec<Arc<[u8]>>,
+    ids: HashMap<Arc<[u8]>, u32>,
+    /// Memo of [`Partitions::of_expr`].
+    of_expr: derivre::HashMap<ExprRef, u32>,
+    /// Per state; [`NO_PARTITION`] until needed.
+    of_state: Vec<u32>,
+    /// Cold transitions computed per state (counted up to 2).
+    cold: Vec<u8>,
+    /// Off only in tests (the reference the spread table is compared with).
+    on: bool,
+}
+
+impl Partitions {
+    fn new(class_of: &[u8; 256], num_classes: usize) -> Partitions {
+        let mut class_rep = vec![0u8; num_classes];
+        for b in (0..=255u8).rev() {
+            class_rep[class_of[b as usize] as usize] = b;
+        }
+        let mut p = Partitions {
+            class_rep,
+            labels: Vec::new(),
+            ids: HashMap::new(),
+            of_expr: derivre::HashMap::default(),
+            of_state: Vec::new(),
+            cold: Vec::new(),
+            on: true,
+        };
+        let trivial = p.intern(vec![0; num_classes]);
+        let identity = p.intern((0..num_classes).map(|c| c as u8).collect());
+        // With one class the two coincide: nothing to merge either way.
+        debug_assert!(trivial == TRIVIAL && (identity == IDENTITY || num_classes == 1));
+        if num_classes == 1 {
+            p.labels.push(p.labels[0].clone());
+        }
+        p
+    }
+
+    fn intern(&mut self, labels: Vec<u8>) -> u32 {
+        if let Some(&id) = self.ids.get(labels.as_slice()) {
+            return id;
+        }
+        let id = self.labels.len() as u32;
+        let labels: Arc<[u8]> = labels.into();
+        self.labels.push(labels.clone());
+        self.ids.insert(labels, id);
+        id
+    }
+
+    /// The coarsest partition finer than both.
+    fn refine(&mut self, a: u32, b: u32) -> u32 {
+        if a == b || b == TRIVIAL {
+            return a;
+        }
+        if a == TRIVIAL {
+            return b;
+        }
+        if a == IDENTITY || b == IDENTITY {
+            return IDENTITY;
+        }
+        let (la, lb) = (&self.labels[a as usize], &self.labels[b as usize]);
+        let nb = 1 + *lb.iter().max().unwrap_or(&0) as usize;
+        let na = 1 + *la.iter().max().unwrap_or(&0) as usize;
+        let mut pair = vec![u16::MAX; na * nb];
+        let mut next = 0u16;
+        let out: Vec<u8> = la
+            .iter()
+            .zip(lb.iter())
+            .map(|(&x, &y)| {
+                let slot = &mut pair[x as usize * nb + y as usize];
+                if *slot == u16::MAX {
+                    *slot = next;
+                    next += 1;
+                }
+                *slot as u8
+            })
+            .collect();
+        self.intern(out)
+    }
+
+    /// The partition of expression `e` (memoized; see the type's docs).
+    fn of_expr(&mut self, exprs: &mut ExprSet, e: ExprRef) -> u32 {
+        let mut memo = std::mem::take(&mut self.of_expr);
+        let p = exprs.map(
+            e,
+            &mut memo,
+            true,
+            |e| e,
+            |set, mapped, r| {
+                let x = set.get(r);
+                let (mut reads, mut skips) = (false, false);
+                let labels: Vec<u8> = self
+                    .class_rep
+                    .iter()
+                    .map(|&b| {
+                        let no = x.surely_no_match(b);
+                        reads |= !no;
+                        skips |= no;
+                        (!no) as u8
+                    })
+                    .collect();
+                if x.args().is_empty() || skips {
+                    // A leaf, or a byte string (its tail is not visited): what its first byte
+                    // may be. A leaf that takes every byte may be a remainder node.
+                    return match (reads, skips) {
+                        (_, false) => IDENTITY,
+                        (false, _) => TRIVIAL,
+                        _ => {
+                            let first = labels[0];
+                            self.intern(labels.iter().map(|&l| (l != first) as u8).collect())
+                        }
+                    };
+                }
+                mapped.iter().fold(TRIVIAL, |acc, &p| self.refine(acc, p))
+            },
+        );
+        self.of_expr = memo;
+        p
+    }
+
+    fn num_bytes(&self) -> usize {
+        let labels: usize = self.labels.iter().map(|l| 2 * l.len() + 32).sum();
+        labels
+            + self.of_expr.capacity() * 12
+            + self.of_state.capacity() * 4
+            + self.cold.capacity()
+            + self.class_rep.capacity()
+    }
+}
+
+#[cfg(test)]
+mod spread_tests {
+    use super::*;
+    use crate::LexemeKind;
+
+    /// A JSON-like spec with every construct whose byte reading the partitions must follow:
+    /// quoted strings (regex and `JsonQuote`), keys minus named ones (`&`, `~`), literals,
+    /// `multipleOf` numbers, a bounded repeat, a look-ahead, a lazy lexeme.
+    fn spec() -> LexerSpec {
+        let mut spec = LexerSpec::new();
+        let string =
+            RegexSpec::regex(r#""([^"\\\x00-\x1F\x7F]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*""#);
+        let named = RegexSpec::Or(vec![
+            RegexSpec::literal("\"timeoutSeconds\""),
+            RegexSpec::literal("\"type\""),
+        ]);
+        let add = |spec: &mut LexerSpec, name: &str, rx, kind| {
+            spec.add(name, rx, kind);
+        };
+        add(&mut spec, "string", string.clone(), LexemeKind::Greedy);
+        add(
+            &mut spec,
+            "key",
+            RegexSpec::Or(vec![
+                named.clone(),
+                RegexSpec::And(vec![string, RegexSpec::Not(Box::new(named))]),
+            ]),
+            LexemeKind::Greedy,
+        );
+        add(
+            &mut spec,
+            "quoted",
+            RegexSpec::JsonQuote {
+                expr: Box::new(RegexSpec::regex("[a-z\u{e9}\n]{0,5}")),
+                raw: false,
+                allowed_escapes: None,
+            },
+            LexemeKind::Greedy,
+        );
+        add(
+            &mut spec,
+            "number",
+            RegexSpec::regex(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?"),
+            LexemeKind::Greedy,
+        );
+        add(&mut spec, "mult", RegexSpec::MultipleOf { divisor: 25, scale: 1 }, LexemeKind::Greedy);
+        add(
+            &mut spec,
+            "lit",
+            RegexSpec::Or(vec![RegexSpec::literal("true"), RegexSpec::literal("null")]),
+            LexemeKind::Greedy,
+        );
+        add(&mut spec, "bounded", RegexSpec::regex("[^<]{2,6}x"), LexemeKind::Greedy);
+        add(
+            &mut spec,
+            "stop",
+            RegexSpec::Concat(vec![
+                RegexSpec::regex("[a-z ]*"),
+                RegexSpec::LookAhead(Box::new(RegexSpec::literal("</s>"))),
+            ]),
+            LexemeKind::Greedy,
+        );
+        add(&mut spec, "text", RegexSpec::regex("(?s:.)*<tool>"), LexemeKind::Lazy);
+        add(
+            &mut spec,
+            "bytes",
+            RegexSpec::ByteSet(vec![(0x80, 0x8F), (0xF5, 0xFF)]),
+            LexemeKind::Greedy,
+        );
+        spec
+    }
+
+    /// Random walks from random subsets of lexemes: the lexer that spreads transitions to a
+    /// state's whole part and one that computes every class answer alike, entry by entry.
+    #[test]
+    fn spread_transitions_equal_computed_ones() {
+        let spec = spec();
+        let mut a = DerivreLexer::new(&spec).unwrap();
+        let mut b = DerivreLexer::new(&spec).unwrap();
+        b.parts.on = false;
+        let alphabet: Vec<u8> = b"\"\\/abefnrtuxyzATZ0159.-+eE <>s{}:,"
+            .iter()
+            .copied()
+            .chain([
+                0x00, 0x1F, 0x7F, 0x80, 0xBF, 0xC2, 0xC3, 0xA9, 0xE2, 0x82, 0xAC, 0xF0, 0x9F, 0xFF,
+            ])
+            .collect();
+        let mut rng = 0x2545F4914F6CDD1Du64;
+        let mut next = |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        let n = spec.len();
+        let mut spread_hits = 0;
+        for walk in 0..3000 {
+            let allowed: LexemeSet = if walk % 3 == 0 {
+                spec.all()
+            } else {
+                (0..n as u32).filter(|_| next(2) == 0).map(LexemeIdx).collect()
+            };
+            let (mut sa, mut sb) =
+                (a.start_state(&allowed).unwrap(), b.start_state(&allowed).unwrap());
+            for _ in 0..40 {
+                let byte =
+                    if next(4) == 0 { next(256) as u8 } else { alphabet[next(alphabet.len())] };
+                let idx = |l: &DerivreLexer, s: StateId| {
+                    s.as_usize() * l.num_classes + l.class_of[byte as usize] as usize
+                };
+                if a.table[idx(&a, sa)] != MISSING {
+                    spread_hits += 1;
+                }
+                let (na, nb) = (a.advance(sa, byte).unwrap(), b.advance(sb, byte).unwrap());
+                // By structure: the two expression stores number new expressions in the
+                // order they were built, and `a` builds fewer.
+                let shown = |l: &DerivreLexer, s: StateId| -> Vec<(LexemeIdx, String)> {
+                    let m = &l.members[s.as_usize()];
+                    m.iter().map(|&(x, e)| (x, l.exprs.expr_to_string(e))).collect()
+                };
+                assert_eq!(shown(&a, na), shown(&b, nb), "byte {byte:#x}");
+                assert_eq!(a.table[idx(&a, sa)].0 & MUST_END, b.table[idx(&b, sb)].0 & MUST_END);
+                assert_eq!(a.flags(na), b.flags(nb));
+                (sa, sb) = (na, nb);
+                if sa == StateId::DEAD {
+                    break;
+                }
+            }
+        }
+        // The spread entries were used (the test exercises them).
+        assert!(spread_hits > 1000, "{spread_hits}");
+        assert!(a.num_transitions() < b.num_transitions());
     }
 }
