@@ -60,6 +60,8 @@ pub struct DerivreLexer {
     state_ids: HashMap<(Members, bool), StateId>,
     start_cache: HashMap<LexemeSet, StateId>,
     prefix_queries: HashMap<RegexSpec, Option<ExprRef>>,
+    /// The expression of each query class `C` (see `prefix_query_expr`).
+    query_classes: HashMap<CharClass, ExprRef>,
     /// Queries of the form `C{m,n}`, answered by walking the DFA.
     /// (index in `walk_classes`, bound) of each query seen; `None` for other shapes.
     class_repeats: HashMap<RegexSpec, Option<(u32, Option<u32>)>>,
@@ -127,6 +129,7 @@ impl DerivreLexer {
             state_ids: HashMap::new(),
             start_cache: HashMap::new(),
             prefix_queries: HashMap::new(),
+            query_classes: HashMap::new(),
             class_repeats: HashMap::new(),
             walk_classes: Vec::new(),
             live_depths: HashMap::new(),
@@ -591,31 +594,39 @@ impl DerivreLexer {
             return e;
         }
         if let Some(q) = ClassRepeat::parse_cached(query) {
-            // `C{m,n}` straight from its UTF-8 sequences: no regex parse per lexer.
+            // `C{m,n}` straight from its UTF-8 sequences: no regex parse per lexer, and one
+            // expression of `C` for the queries on one class (the slicer's first three).
             let x = &mut self.exprs;
-            let mut chars: Vec<ExprRef> = q
-                .class
-                .seqs()
-                .iter()
-                .map(|seq| {
-                    let parts: Vec<ExprRef> = seq
+            let class = match self.query_classes.get(&q.class) {
+                Some(&c) => c,
+                None => {
+                    let mut chars: Vec<ExprRef> = q
+                        .class
+                        .seqs()
                         .iter()
-                        .map(|bytes| {
-                            let mut set = [0u32; 8];
-                            for &b in bytes {
-                                set[b as usize / 32] |= 1 << (b % 32);
-                            }
-                            match bytes.len() {
-                                0 => ExprRef::NO_MATCH,
-                                1 => x.mk_byte(bytes[0]),
-                                _ => x.mk_byte_set(&set),
-                            }
+                        .map(|seq| {
+                            let parts: Vec<ExprRef> = seq
+                                .iter()
+                                .map(|bytes| {
+                                    let mut set = [0u32; 8];
+                                    for &b in bytes {
+                                        set[b as usize / 32] |= 1 << (b % 32);
+                                    }
+                                    match bytes.len() {
+                                        0 => ExprRef::NO_MATCH,
+                                        1 => x.mk_byte(bytes[0]),
+                                        _ => x.mk_byte_set(&set),
+                                    }
+                                })
+                                .collect();
+                            x.mk_concat_vec(&parts)
                         })
                         .collect();
-                    x.mk_concat_vec(&parts)
-                })
-                .collect();
-            let class = x.mk_or(&mut chars);
+                    let c = x.mk_or(&mut chars);
+                    self.query_classes.insert(q.class.clone(), c);
+                    c
+                }
+            };
             let e = Some(x.mk_repeat(class, q.min, q.max.unwrap_or(u32::MAX)));
             self.prefix_queries.insert(query.clone(), e);
             return e;
