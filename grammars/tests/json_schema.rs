@@ -351,8 +351,15 @@ fn any_order_with_thirty_properties() {
 fn one_of_branches_sharing_a_string_schema() {
     let shared =
         json!({"start": {"type": "string", "format": "date-time"}, "name": {"type": "string"}});
-    let branch = |mode: serde_json::Value| json!({"properties": {"mode": mode}, "allOf": [{"properties": shared.clone()}], "required": ["mode"]});
-    let s = json!({"type": "object", "oneOf": [branch(json!({"enum": ["a"]})), branch(json!({"enum": ["b", "c"]}))]});
+    let branch = |mode: serde_json::Value| {
+        json!({
+            "properties": {"mode": mode},
+            "allOf": [{"properties": shared.clone()}],
+            "required": ["mode"]
+        })
+    };
+    let (a, bc) = (json!({"enum": ["a"]}), json!({"enum": ["b", "c"]}));
+    let s = json!({"type": "object", "oneOf": [branch(a), branch(bc)]});
     check(
         s.clone(),
         &[

@@ -223,10 +223,10 @@ impl DerivreLexer {
     /// the rest), so a cold state costs a derivative per part, not per class. The parts are
     /// worked out on a state's second cold transition (most states inside literals get one).
     fn spread(&mut self, state: StateId, class: usize) {
-        let si = state.as_usize();
         if !self.parts.on {
             return;
         }
+        let si = state.as_usize();
         let Some(count) = self.parts.cold.get_mut(si) else { return };
         *count = count.saturating_add(1);
         if *count < 2 {

@@ -169,7 +169,10 @@ fn synthetic_schemas(factory: &ParserFactory, n: usize) -> anyhow::Result<Vec<Do
                 "kind": format!("beta_{}", i % 7),
                 format!("tags_{}", i % 5): ["red", "green", format!("t{i}")],
                 "score": -1.5 * i as f64,
-                format!("meta_{i}"): {"flag": i % 2 == 0, format!("note_{}", i % 3): "all fine here"}
+                format!("meta_{i}"): {
+                    "flag": i % 2 == 0,
+                    format!("note_{}", i % 3): "all fine here"
+                }
             });
             let g = factory.compile(&GrammarSource::JsonSchema(schema.to_string()))?;
             Ok((g, factory.tokenizer().tokenize(&doc.to_string())?))

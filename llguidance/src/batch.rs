@@ -67,10 +67,11 @@ pub fn for_each_split<T: Send>(
         }
     };
     let work: &(dyn Fn(bool) + Sync) = &work;
-    // SAFETY: the pool's jobs call `work` only between `enter` and `leave` on `batch`, and
-    // `Closer` (below, also on unwinding) closes the batch and waits until every thread
-    // that entered has left before this frame, which owns what `work` borrows, is gone. A
-    // job that runs later finds the batch closed and never touches `work`.
+    // SAFETY: a pool job calls `work` only while counted in `inside` (`Batch::help`, which
+    // checks `closed` under the same lock before counting itself in), and `Closer` (below,
+    // dropped also on unwinding) sets `closed` and waits until `inside` is zero before this
+    // frame, which owns what `work` borrows, is gone. A job that starts later finds the batch
+    // closed and never touches `work`.
     let work: &'static (dyn Fn(bool) + Sync) = unsafe { std::mem::transmute(work) };
     let batch = Arc::new(Batch {
         work,

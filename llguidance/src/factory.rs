@@ -343,8 +343,8 @@ impl ParserFactory {
 
     /// Computes the masks of many matchers in parallel (rayon's global pool and the calling
     /// thread, see [`batch::for_each_split`](crate::batch::for_each_split)), into one
-    /// caller-owned buffer of `matchers.len() * words_per_mask` u32 words. Each matcher's result (error or not)
-    /// is returned in order; a failing matcher's mask words are zero.
+    /// caller-owned buffer of `matchers.len() * words_per_mask` u32 words. Each matcher's
+    /// result (error or not) is returned in order; a failing matcher's mask words are zero.
     pub fn compute_masks(
         &self,
         matchers: &mut [Matcher],
