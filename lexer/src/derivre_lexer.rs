@@ -343,6 +343,23 @@ impl DerivreLexer {
                 return Containment::Contained;
             }
         }
+        // A state whose walk of the class comes back to itself after one character (a free
+        // string body) contains every query on the class: one step, on transitions the trie
+        // walk needs anyway, where derivre's symbolic check costs tens of µs per new state.
+        // Anything else (a bounded string, a key state that tells first letters apart) goes
+        // on below; the one-step walk is remembered and a deeper query walks on from it.
+        if let Some((ci, _)) = q.filter(|_| !cheap) {
+            if !self.live_depths.contains_key(&walk_key(ci)) {
+                let classes = std::mem::take(&mut self.walk_classes);
+                let class = &classes[ci as usize];
+                let d = live_depth(self, state, class, Some(1), WALK_FUEL, walk_new_states(1));
+                self.walk_classes = classes;
+                self.live_depths.insert(walk_key(ci), (d, 1));
+                if d.unbounded {
+                    return Containment::Contained;
+                }
+            }
+        }
         // First derivre's symbolic check on a small budget: it proves shapes the walk finds
         // costly at once, e.g. keys `"body" & ~("k1"|…)` (free keys beside named ones),
         // whose walk tells every prefix of every named key apart.
