@@ -245,11 +245,19 @@ impl DerivreLexer {
                     }
                 }
                 self.parts.of_state[si] = pid;
-                // The transition computed before this one spreads too.
+                // The transitions computed before this one spread too (one pass over the row:
+                // the entry known for each part, then the missing ones filled).
                 if pid != IDENTITY {
-                    for c in 0..self.num_classes {
-                        if c != class && self.table[row + c] != MISSING {
-                            self.fill_part(row, pid, c);
+                    let labels = &self.parts.labels[pid as usize];
+                    let mut known = [MISSING; 256];
+                    for (c, &l) in labels.iter().enumerate() {
+                        if self.table[row + c] != MISSING {
+                            known[l as usize] = self.table[row + c];
+                        }
+                    }
+                    for (c, &l) in labels.iter().enumerate() {
+                        if self.table[row + c] == MISSING {
+                            self.table[row + c] = known[l as usize];
                         }
                     }
                 }
@@ -1006,6 +1014,16 @@ impl Partitions {
             |e| e,
             |set, mapped, r| {
                 let x = set.get(r);
+                // A node with children reads no byte itself unless it is a byte string, which
+                // refuses all but one byte: two different bytes taken tell them apart.
+                let reps = &self.class_rep;
+                if !x.args().is_empty()
+                    && reps.len() >= 2
+                    && !x.surely_no_match(reps[0])
+                    && !x.surely_no_match(reps[1])
+                {
+                    return mapped.iter().fold(TRIVIAL, |acc, &p| self.refine(acc, p));
+                }
                 let (mut reads, mut skips) = (false, false);
                 let labels: Vec<u8> = self
                     .class_rep
