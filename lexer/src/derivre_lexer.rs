@@ -233,7 +233,7 @@ impl DerivreLexer {
             return;
         }
         let row = si * self.num_classes;
-        let pid = match self.parts.of_state[si] {
+        match self.parts.of_state[si] {
             NO_PARTITION => {
                 let mut pid = TRIVIAL;
                 for i in 0..self.members[si].len() {
@@ -245,8 +245,8 @@ impl DerivreLexer {
                     }
                 }
                 self.parts.of_state[si] = pid;
-                // The transitions computed before this one spread too (one pass over the row:
-                // the entry known for each part, then the missing ones filled).
+                // Every transition computed so far (this one included) spreads, in one pass
+                // over the row: the entry known for each part, then the missing ones filled.
                 if pid != IDENTITY {
                     let labels = &self.parts.labels[pid as usize];
                     let mut known = [MISSING; 256];
@@ -261,12 +261,9 @@ impl DerivreLexer {
                         }
                     }
                 }
-                pid
             }
-            pid => pid,
-        };
-        if pid != IDENTITY {
-            self.fill_part(row, pid, class);
+            IDENTITY => {}
+            pid => self.fill_part(row, pid, class),
         }
     }
 
@@ -361,10 +358,7 @@ impl DerivreLexer {
         // cost ~5 % of MaskBench mask time).
         if let Some((ci, _)) = q.filter(|_| !cheap) {
             if !self.live_depths.contains_key(&walk_key(ci)) {
-                let classes = std::mem::take(&mut self.walk_classes);
-                let class = &classes[ci as usize];
-                let d = live_depth(self, state, class, Some(1), WALK_FUEL, walk_new_states(1));
-                self.walk_classes = classes;
+                let d = self.walk_class(state, ci, 1, walk_new_states(1));
                 self.live_depths.insert(walk_key(ci), (d, 1));
                 if d.unbounded {
                     return Containment::Contained;
@@ -402,12 +396,8 @@ impl DerivreLexer {
                     d
                 }
                 _ => {
-                    let classes = std::mem::take(&mut self.walk_classes);
-                    let limit = Some(limit_now);
-                    let class = &classes[ci as usize];
                     let budget = if cheap { 0 } else { walk_new_states(limit_now) };
-                    let d = live_depth(self, state, class, limit, WALK_FUEL, budget);
-                    self.walk_classes = classes;
+                    let d = self.walk_class(state, ci, limit_now, budget);
                     self.live_depths.insert(key, (d, limit_now));
                     d
                 }
@@ -423,6 +413,15 @@ impl DerivreLexer {
         }
         let fuel = self.limits.containment_fuel;
         self.check_symbolic(state, query, fuel, true, skip_forced)
+    }
+
+    /// [`live_depth`] of walk class `ci` from `state`, at most `limit` characters deep,
+    /// creating at most `budget` new states.
+    fn walk_class(&mut self, state: StateId, ci: u32, limit: u32, budget: usize) -> LiveDepth {
+        let classes = std::mem::take(&mut self.walk_classes);
+        let d = live_depth(self, state, &classes[ci as usize], Some(limit), WALK_FUEL, budget);
+        self.walk_classes = classes;
+        d
     }
 
     /// derivre's symbolic containment check of `query` in the prefixes of `state`: each
