@@ -527,6 +527,48 @@ impl<L: Lexer> Parser<L> {
         self.check_error()
     }
 
+    /// The trie walk from the current position as far as the lexer decides it alone (known
+    /// transitions inside the pending lexeme; see [`TokTrie::split_walk`]). It depends only
+    /// on the current lexer state and the lexer's known transitions, which never change once
+    /// known: it can be kept per lexer state and replayed with [`Parser::add_bias_split`]
+    /// wherever the parse is in that state. Transitions to states numbered `limit` or
+    /// above are left undecided (for a walk kept beside a lexer's copies, which number
+    /// their newer states each their own way).
+    pub fn split_walk(&self, trie: &TokTrie, limit: u32) -> toktrie::SplitWalk {
+        let start = self.stack.last().expect("the stack holds the start").lexer;
+        trie.split_walk(start.0, |s, b| match self.lexer.step_warm(StateId(s), b)? {
+            StateId::DEAD => Some(None),
+            n if n.0 < limit => Some(Some(n.0)),
+            _ => None,
+        })
+    }
+
+    /// Adds to `mask` what [`Parser::add_bias`] would over `trie`, from a walk split at the
+    /// current lexer state ([`Parser::split_walk`]): its accepted tokens, then the frontier
+    /// subtrees walked from their lexer states (the row is the current one: the lexer
+    /// decided the path there without ending a lexeme), then special tokens.
+    pub fn add_bias_split(
+        &mut self,
+        trie: &TokTrie,
+        walk: &toktrie::SplitWalk,
+        mask: &mut TokenSet,
+    ) -> Result<(), Error> {
+        self.check_error()?;
+        walk.add_allowed(mask);
+        self.trie_started();
+        let row = self.stack.last().expect("the stack holds the start").row;
+        let len = self.stack.len();
+        for &(node, state) in walk.frontier() {
+            self.stack.push(Pos { row, lexer: StateId(state) });
+            trie.walk_subtree(self, mask, node as usize);
+            self.stack.truncate(len);
+        }
+        trie.add_bias_specials(self, mask);
+        trie.add_duplicates(mask);
+        self.trie_finished();
+        self.check_error()
+    }
+
     /// The lexer state at the current position (inside the pending lexeme, or the row's
     /// start state between lexemes).
     pub fn current_lexer_state(&self) -> StateId {

@@ -118,7 +118,7 @@ fn main() {
         let free_steps = f.tokenizer().tokenize(prefix).expect("tokenizes").len();
         let (mut masks, mut free) = (Vec::new(), Vec::new());
         let (mut first, mut later) = (Vec::new(), Vec::new());
-        let mut slowest: Vec<(f64, usize)> = Vec::new();
+        let mut slowest: Vec<(f64, usize, usize)> = Vec::new();
         let g = f.compile(&src).expect("compiles");
         for decode in 0..5 {
             let mut m = f.matcher_for(g.clone()).expect("a matcher");
@@ -132,7 +132,7 @@ fn main() {
                 } else {
                     later.push(us)
                 }
-                slowest.push((us, i));
+                slowest.push((us, i, decode));
                 if i < free_steps {
                     free.push(us);
                 }
@@ -142,12 +142,13 @@ fn main() {
         }
         if std::env::var_os("TOOL_TAG_SLOWEST").is_some() {
             slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
-            for &(us, i) in slowest.iter().take(5) {
+            let later = slowest.iter().filter(|s| s.2 > 0).take(5);
+            for &(us, i, decode) in slowest.iter().filter(|s| s.2 == 0).take(5).chain(later) {
                 let before =
                     String::from_utf8_lossy(&f.tokenizer().vocab().decode(&toks[..i])).into_owned();
                 let tail: String =
                     before.chars().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect();
-                println!("     slow: step {i} {us:.0} µs after …{tail:?}");
+                println!("     slow: decode {decode} step {i} {us:.0} µs after …{tail:?}");
             }
         }
         println!(

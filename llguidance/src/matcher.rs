@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use earley::Parser;
 use grammars::CompiledGrammar;
@@ -87,6 +87,9 @@ pub struct Matcher {
 struct SharedLexer {
     lexer: DerivreLexer,
     contained: HashMap<(u32, usize), bool>,
+    /// Split trie walks at the lexer's own states, those the template does not know (see
+    /// [`Walks`]).
+    walks: Walks,
     /// Set when a panic was caught while the lexer was swapped in (e.g. inside derivre): its
     /// state may be inconsistent, so every matcher sharing it reports an internal error.
     broken: Option<String>,
@@ -104,6 +107,8 @@ pub(crate) struct LexerTemplate {
     lexer: Option<DerivreLexer>,
     states: usize,
     contained: HashMap<(u32, usize), bool>,
+    /// Split trie walks at the template's states, shared by the grammar's matchers.
+    walks: RwLock<Walks>,
     row0: Mutex<HashMap<lexer::StateId, TokenSet>>,
 }
 
@@ -133,6 +138,7 @@ impl GrammarLexers {
             lexer: None,
             states: 0,
             contained: HashMap::new(),
+            walks: RwLock::default(),
             row0: Mutex::new(HashMap::new()),
         });
         map.retain(|_, (w, _)| w.strong_count() > 0);
@@ -157,6 +163,7 @@ impl GrammarLexers {
         from: &LexerTemplate,
         lexer: DerivreLexer,
         contained: HashMap<(u32, usize), bool>,
+        walks: Walks,
         own_row0: HashMap<lexer::StateId, TokenSet>,
     ) {
         let key = Arc::as_ptr(grammar) as usize;
@@ -176,6 +183,7 @@ impl GrammarLexers {
             lexer: Some(lexer),
             states,
             contained,
+            walks: RwLock::new(from.walks.read().unwrap_or_else(|e| e.into_inner()).merged(walks)),
             row0: Mutex::new(row0),
         });
     }
@@ -202,6 +210,10 @@ struct Slicing {
     /// Whether the state after a first character contains a slice's tail query, keyed by
     /// (state, 2 × slice + 1 for the cheap check's answer).
     tails: HashMap<(u32, usize), bool>,
+    /// The shared lexer's split walks, while swapped in.
+    walks: Walks,
+    /// Trie walks replayed from a split walk.
+    split: u64,
     partial: u64,
     applied: u64,
     walked: u64,
@@ -217,6 +229,10 @@ pub struct SliceStats {
     /// Slices proven in part (by first character; the rest of their trie walked), counted
     /// in `applied` too.
     pub partial: u64,
+    /// Trie walks (a slice's, the rest of the vocabulary's, or the whole trie's) replayed
+    /// from a walk split at a lexer state seen before: the tokens the lexer decided alone,
+    /// and the parser's walk below the places where a lexeme ends.
+    pub split: u64,
 }
 
 impl Drop for Matcher {
@@ -236,7 +252,7 @@ impl Drop for Matcher {
         let l = l.into_inner().unwrap_or_else(|e| e.into_inner());
         if l.broken.is_none() {
             let own = std::mem::take(&mut self.row0_own);
-            self.shared.lexers.offer(g, t, l.lexer, l.contained, own);
+            self.shared.lexers.offer(g, t, l.lexer, l.contained, l.walks, own);
         }
     }
 }
@@ -266,7 +282,7 @@ impl Matcher {
         let mut lexer = placeholder();
         std::mem::swap(parser.lexer_mut(), &mut lexer);
         let contained = template.contained.clone();
-        let lexer = SharedLexer { lexer, contained, broken: None };
+        let lexer = SharedLexer { lexer, contained, walks: Walks::default(), broken: None };
         let slicing = Slicing { on: shared.slices.is_some(), ..Default::default() };
         Ok(Matcher {
             shared,
@@ -330,6 +346,7 @@ impl Matcher {
             if let (Some(g), Backend::Earley(p)) = (g.as_deref_mut(), &mut m.backend) {
                 std::mem::swap(p.lexer_mut(), &mut g.lexer);
                 std::mem::swap(&mut m.slicing.cache, &mut g.contained);
+                std::mem::swap(&mut m.slicing.walks, &mut g.walks);
             }
         };
         if let Some(msg) = guard.as_deref().and_then(|g| g.broken.clone()) {
@@ -416,9 +433,13 @@ impl Matcher {
                         }
                     }
                     let mask = match (&m.shared.slices, m.slicing.on) {
-                        (Some(slices), true) => {
-                            sliced_mask(p, slices, &m.shared.trie, &mut m.slicing)?
-                        }
+                        (Some(slices), true) => sliced_mask(
+                            p,
+                            slices,
+                            &m.shared.trie,
+                            &mut m.slicing,
+                            m.template.as_deref(),
+                        )?,
                         _ => p.compute_mask(&m.shared.trie)?,
                     };
                     if mask.is_empty() {
@@ -810,6 +831,7 @@ impl Matcher {
             applied: self.slicing.applied,
             walked: self.slicing.walked,
             partial: self.slicing.partial,
+            split: self.slicing.split,
         }
     }
 
@@ -946,6 +968,104 @@ fn part_proof(
     Some(PartProof { dead, walk })
 }
 
+/// The key of a walk over the whole trie in [`Walks`] (slices use their index, the rest of
+/// the vocabulary the number of slices).
+const FULL_TRIE: u32 = u32::MAX;
+/// A split walk is kept when the lexer decided at least this many nodes (smaller walks cost
+/// less than the lookup and the replay's setup save).
+const WALK_MIN_DECIDED: usize = 256;
+/// The memory a lexer's own split walks may take (beyond it, walks are not kept).
+const WALK_MAX_BYTES: usize = 32 << 20;
+
+/// The trie walks of a lexer split at its known transitions ([`Parser::split_walk`]), by
+/// (lexer state, trie): a mask at a state seen before adds the tokens the lexer decided
+/// alone and walks with the parser only the subtrees where a lexeme ends (or a transition
+/// was unknown). At a JSON string's start (any value), the lexer decides all but ~250 of
+/// the ~4,000 nodes the slices leave to walk: the places where the string ends. A walk is
+/// split on its state's second mask in a lexer (the template's lexer counts for its
+/// copies), after the first has built its transitions. Splits at the template's states are
+/// shared by the grammar's matchers (a lock per walk); the rest (a lexer's own states, and
+/// which states it has seen since it was copied) stays with the lexer and its clones.
+#[derive(Clone, Default)]
+struct Walks {
+    map: HashMap<(u32, u32), Walk>,
+    /// Memory of the split walks, in bytes.
+    bytes: usize,
+}
+
+#[derive(Clone)]
+enum Walk {
+    /// Walked once by this lexer (or by the template's, before it was copied): split on
+    /// the next mask.
+    Seen,
+    /// Split by this lexer (or the template's), not worth keeping: walked whole.
+    Plain,
+    Split(Arc<toktrie::SplitWalk>),
+}
+
+impl Walks {
+    /// These walks and those of a lexer copied from their template, for the lexer as the
+    /// next template. What the lexer has seen counts for its copies (they start with its
+    /// transitions), so its `Seen` and `Plain` entries go too.
+    fn merged(&self, own: Walks) -> Walks {
+        let mut m = self.clone();
+        m.map.extend(own.map);
+        m.bytes += own.bytes;
+        m
+    }
+
+    /// Keeps a split walk if it is worth it (and memory allows).
+    fn keep(&mut self, key: (u32, u32), w: toktrie::SplitWalk) -> bool {
+        let bytes = w.num_bytes();
+        let keep = w.decided() >= WALK_MIN_DECIDED && self.bytes + bytes <= WALK_MAX_BYTES;
+        if keep {
+            self.bytes += bytes;
+            self.map.insert(key, Walk::Split(Arc::new(w)));
+        }
+        keep
+    }
+}
+
+/// Walks `trie` (`id` in [`Walks`]) from the parser's position into `mask`, from a split
+/// walk where the lexer state has one: the template's walks where it knows the state (split
+/// through its states only, whose numbers every lexer copied from it shares), else `own`.
+fn walk_trie(
+    p: &mut Parser<DerivreLexer>,
+    trie: &toktrie::TokTrie,
+    id: u32,
+    own: &mut Walks,
+    template: Option<&LexerTemplate>,
+    mask: &mut TokenSet,
+) -> Result<bool, Error> {
+    let key = (p.current_lexer_state().0, id);
+    let shared = template.filter(|t| (key.0 as usize) < t.states);
+    let limit = shared.map_or(u32::MAX, |t| t.states as u32);
+    let shared = shared.map(|t| &t.walks);
+    let found = shared
+        .and_then(|t| t.read().unwrap_or_else(|e| e.into_inner()).map.get(&key).cloned())
+        .or_else(|| own.map.get(&key).cloned());
+    let w = match found {
+        Some(Walk::Split(w)) => return Ok(p.add_bias_split(trie, &w, mask).map(|()| true)?),
+        Some(Walk::Plain) => return Ok(p.add_bias(trie, mask).map(|()| false)?),
+        // Split where this lexer has walked from the state before (its transitions known).
+        Some(Walk::Seen) => p.split_walk(trie, limit),
+        None => {
+            own.map.insert(key, Walk::Seen);
+            own.bytes += 32;
+            return Ok(p.add_bias(trie, mask).map(|()| false)?);
+        }
+    };
+    p.add_bias_split(trie, &w, mask)?;
+    let kept = match shared {
+        Some(t) => t.write().unwrap_or_else(|e| e.into_inner()).keep(key, w),
+        None => own.keep(key, w),
+    };
+    if !kept {
+        own.map.insert(key, Walk::Plain);
+    }
+    Ok(true)
+}
+
 /// The mask as the union of the slices: a slice the lexer proves allowed is OR-ed in whole,
 /// the others (and the rest, with special tokens) are walked.
 fn sliced_mask(
@@ -953,6 +1073,7 @@ fn sliced_mask(
     slices: &slicer::Slices,
     full: &toktrie::TokTrie,
     st: &mut Slicing,
+    template: Option<&LexerTemplate>,
 ) -> Result<TokenSet, Error> {
     use lexer::Lexer;
     let n = slices.rest().vocab_size();
@@ -995,9 +1116,13 @@ fn sliced_mask(
     if !contained.contains(&true) && parts.iter().all(Option::is_none) {
         // Nothing to skip: one walk of the whole trie is cheaper than one per slice.
         st.walked += 1;
-        return Ok(p.compute_mask(full)?);
+        st.split += walk_trie(p, full, FULL_TRIE, &mut st.walks, template, &mut mask)? as u64;
+        p.add_token_terminals(&mut mask)?;
+        return Ok(mask);
     }
-    for ((slice, &contained), part) in slices.slices().iter().zip(&contained).zip(&parts) {
+    for (i, ((slice, &contained), part)) in
+        slices.slices().iter().zip(&contained).zip(&parts).enumerate()
+    {
         if contained {
             mask.union(slice.mask());
             st.applied += 1;
@@ -1013,11 +1138,13 @@ fn sliced_mask(
             st.applied += 1;
             st.partial += 1;
         } else {
-            p.add_bias(slice.trie(), &mut mask)?;
+            st.split +=
+                walk_trie(p, slice.trie(), i as u32, &mut st.walks, template, &mut mask)? as u64;
             st.walked += 1;
         }
     }
-    p.add_bias(slices.rest(), &mut mask)?;
+    let rest = slices.slices().len() as u32;
+    st.split += walk_trie(p, slices.rest(), rest, &mut st.walks, template, &mut mask)? as u64;
     p.add_token_terminals(&mut mask)?;
     Ok(mask)
 }

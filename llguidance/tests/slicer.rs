@@ -284,3 +284,57 @@ fn slices_proven_in_part_after_a_delimiter_prefix() {
     }
     assert!(partial >= 5, "slices proven in part: {partial}");
 }
+
+/// Split walks (kept per lexer state, shared through the grammar's lexer template): matchers
+/// of one compiled grammar, first one for a few steps (a small template), then three at a
+/// time copied from the same template (their newer states numbered each their own way),
+/// along random walks; every mask equals the unsliced one, and walks were replayed from
+/// splits.
+#[test]
+fn split_walks_across_a_grammars_matchers() {
+    let f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let eos = f.tokenizer().vocab().eos_tokens().to_vec();
+    let mut grammars = grammars();
+    grammars.push(GrammarSource::JsonSchema(
+        r#"{"type":"object","properties":{"a":{},"b":{"type":"string"},"c":{"type":"array","items":{"type":"string","maxLength":8}},"d":{"type":"boolean"}},"required":["a","b","c","d"]}"#
+            .into(),
+    ));
+    let mut split = 0;
+    // JSON objects and strings, Lark with lexeme ends inside tokens, JSON inside Lark.
+    for gi in [0, 2, 9, 10, grammars.len() - 1] {
+        let g = f.compile(&grammars[gi]).unwrap();
+        for round in 0..4 {
+            // First one matcher a few steps (a small template), then three at a time.
+            let (n, steps) = if round == 0 { (1, 4) } else { (3, 25) };
+            let mut ms: Vec<_> = (0..n).map(|_| f.matcher_for(g.clone()).unwrap()).collect();
+            let mut seeds: Vec<u64> = (0..n).map(|k| gi as u64 * 1000 + k + 3 * round).collect();
+            let mut live = [true; 3];
+            for step in 0..steps {
+                for k in 0..n as usize {
+                    if !live[k] {
+                        continue;
+                    }
+                    let what = format!("grammar {gi}, round {round}, matcher {k}, step {step}");
+                    let mask = mask_as_unsliced(&mut ms[k], &what);
+                    let choices: Vec<_> = mask.iter().filter(|t| !eos.contains(t)).collect();
+                    if choices.is_empty() {
+                        live[k] = false;
+                        continue;
+                    }
+                    // Short tokens three times in four (more positions, more lexeme ends).
+                    let r = lcg(&mut seeds[k]) as usize;
+                    let short: Vec<_> = choices
+                        .iter()
+                        .copied()
+                        .filter(|&t| f.tokenizer().vocab().token_bytes(t).len() <= 2)
+                        .collect();
+                    let pool = if r % 4 != 0 && !short.is_empty() { &short } else { &choices };
+                    ms[k].consume_token(pool[(r / 4) % pool.len()]).unwrap();
+                }
+            }
+            split += ms.iter().map(|m| m.slice_stats().split).sum::<u64>();
+        }
+    }
+    println!("split walks replayed {split} times");
+    assert!(split > 100, "split walks replayed {split} times");
+}

@@ -16,6 +16,56 @@ pub struct FirstChar {
     pub size: u32,
 }
 
+/// A walk of a trie decided by a byte automaton alone, as far as it can decide it (see
+/// [`TokTrie::split_walk`]): the tokens it accepts, and the nodes it left to the full
+/// recognizer with the automaton's state before each.
+#[derive(Clone, Debug)]
+pub struct SplitWalk {
+    /// The accepted tokens: ids when few, else a set.
+    allowed: Allowed,
+    /// `(node, state)`: the node's byte was not decided from `state` (the state after the
+    /// node's parent); its subtree was not walked.
+    frontier: Vec<(u32, u32)>,
+    /// Nodes the automaton decided.
+    decided: usize,
+}
+
+#[derive(Clone, Debug)]
+enum Allowed {
+    Ids(Vec<TokenId>),
+    Set(TokenSet),
+}
+
+impl SplitWalk {
+    /// The nodes left to the full recognizer, with the automaton's state before each.
+    pub fn frontier(&self) -> &[(u32, u32)] {
+        &self.frontier
+    }
+
+    /// How many nodes the automaton decided (the walk a replay saves).
+    pub fn decided(&self) -> usize {
+        self.decided
+    }
+
+    /// Adds the accepted tokens to `mask`.
+    pub fn add_allowed(&self, mask: &mut TokenSet) {
+        match &self.allowed {
+            Allowed::Ids(ids) => ids.iter().for_each(|&t| mask.insert(t)),
+            Allowed::Set(s) => mask.union(s),
+        }
+    }
+
+    /// Memory held, in bytes.
+    pub fn num_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.frontier.len() * 8
+            + match &self.allowed {
+                Allowed::Ids(ids) => ids.len() * 4,
+                Allowed::Set(s) => s.num_bytes(),
+            }
+    }
+}
+
 /// A prefix tree of all token byte strings, laid out flat in DFS order, 8 bytes per node.
 ///
 /// Node 0 is the root; the children of a node follow it in increasing byte order, each
@@ -500,6 +550,91 @@ impl TokTrie {
             }
         }
         r.trie_finished();
+    }
+
+    /// Walks the regular tokens (the 0xFF subtree left out) with a byte automaton that
+    /// decides what it can: `step(state, byte)` is `Some(Some(next))` (accepted),
+    /// `Some(None)` (rejected) or `None` (undecided: the node goes to the frontier with
+    /// `state` and its subtree is not walked). Starting from `start`, the result is the
+    /// accepted tokens and the frontier; a recognizer that agrees with the automaton on the
+    /// decided nodes computes the same mask as [`TokTrie::add_bias`] by adding the accepted
+    /// tokens, walking each frontier node's subtree from its state
+    /// ([`TokTrie::walk_subtree`]), then [`TokTrie::add_bias_specials`] and
+    /// [`TokTrie::add_duplicates`].
+    pub fn split_walk(
+        &self,
+        start: u32,
+        mut step: impl FnMut(u32, u8) -> Option<Option<u32>>,
+    ) -> SplitWalk {
+        let end = self.ff_node.min(self.nodes.len());
+        let mut ids = Vec::new();
+        let mut frontier = Vec::new();
+        // The state after each node on the path; `stack[0]` is the root's.
+        let mut stack = vec![start];
+        let mut decided = 0;
+        let mut p = 1;
+        while p < end {
+            let n = self.nodes[p];
+            let cur = *stack.last().expect("the root's state stays");
+            match step(cur, n.byte()) {
+                Some(Some(next)) => {
+                    decided += 1;
+                    if let Some(t) = n.token() {
+                        ids.push(t);
+                    }
+                    if self.subtree_size(p) == 1 {
+                        // A leaf: it and the levels that end with it.
+                        let keep = (stack.len() + 1).saturating_sub(self.num_parents(p)).max(1);
+                        stack.truncate(keep);
+                    } else {
+                        stack.push(next);
+                    }
+                    p += 1;
+                }
+                r => {
+                    if r.is_some() {
+                        decided += 1;
+                    } else {
+                        frontier.push((p as u32, cur));
+                    }
+                    let keep = (stack.len() + 1).saturating_sub(self.num_parents(p)).max(1);
+                    stack.truncate(keep);
+                    p += self.subtree_size(p);
+                }
+            }
+        }
+        let allowed = if ids.len() * 32 < self.vocab_size {
+            Allowed::Ids(ids)
+        } else {
+            let mut s = TokenSet::new(self.vocab_size);
+            ids.into_iter().for_each(|t| s.insert(t));
+            Allowed::Set(s)
+        };
+        SplitWalk { allowed, frontier, decided }
+    }
+
+    /// Walks node `node` and its subtree with `r` (from the state `r` is in, which must be
+    /// the state after the node's parent), adding accepted tokens to `mask`; `r`'s stack is
+    /// back where it was afterwards. Part of a walk between [`Recognizer::trie_started`] and
+    /// [`Recognizer::trie_finished`], which the caller makes.
+    pub fn walk_subtree<R: Recognizer>(&self, r: &mut R, mask: &mut TokenSet, node: usize) {
+        self.walk_clamped(r, mask, node, node + self.subtree_size(node));
+    }
+
+    /// The part of [`TokTrie::add_bias`] after the walk of the regular tokens: tokens
+    /// starting with 0xFF and special tokens. Inside a walk the caller starts and finishes.
+    pub fn add_bias_specials<R: Recognizer>(&self, r: &mut R, mask: &mut TokenSet) {
+        self.walk_ff(r, mask);
+    }
+
+    /// Adds to `mask` the duplicates (tokens with the same bytes as an earlier one) of the
+    /// tokens in it: the last step of [`TokTrie::add_bias`].
+    pub fn add_duplicates(&self, mask: &mut TokenSet) {
+        for &(rep, dup) in &self.dups {
+            if mask.contains(rep) {
+                mask.insert(dup);
+            }
+        }
     }
 
     /// The walk over the root's subtree up to the 0xFF child. Levels counted in `parents`

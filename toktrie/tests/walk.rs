@@ -74,9 +74,9 @@ fn vocab_of(tokens: &[Vec<u8>], specials: &[&str]) -> Vocabulary {
     b.build().unwrap()
 }
 
-/// A random DFA over all bytes: `n` states, transitions drawn from `seed`, state 0 dead.
-fn random_dfa(n: u32, table_seed: &[u32], accepting: &[bool], eos: TokenId) -> ByteDfa {
-    let table: Vec<u32> = (0..(n as usize) * 256)
+/// The transitions of [`random_dfa`].
+fn random_table(n: u32, table_seed: &[u32]) -> Vec<u32> {
+    (0..(n as usize) * 256)
         .map(|i| {
             if i < 256 {
                 0
@@ -84,9 +84,39 @@ fn random_dfa(n: u32, table_seed: &[u32], accepting: &[bool], eos: TokenId) -> B
                 table_seed[i % table_seed.len()].wrapping_mul(i as u32 | 1) % n
             }
         })
-        .collect();
+        .collect()
+}
+
+/// A random DFA over all bytes: `n` states, transitions drawn from `seed`, state 0 dead.
+fn random_dfa(n: u32, table_seed: &[u32], accepting: &[bool], eos: TokenId) -> ByteDfa {
+    let table = random_table(n, table_seed);
     let acc = (0..n as usize).map(|i| i > 0 && accepting[i % accepting.len()]).collect();
     ByteDfa::new(table, acc, 1.min(n - 1)).unwrap().with_specials_at_end(&[eos])
+}
+
+/// A table recognizer that can be put in any state (for replaying a split walk's
+/// frontier): a byte is accepted iff it leads to a state other than 0; EOS iff accepting.
+struct Table {
+    table: Vec<u32>,
+    accepting: Vec<bool>,
+    eos: TokenId,
+    stack: Vec<u32>,
+}
+
+impl Recognizer for Table {
+    fn try_push_byte(&mut self, byte: u8) -> bool {
+        let next = self.table[(*self.stack.last().unwrap() as usize) << 8 | byte as usize];
+        if next != 0 {
+            self.stack.push(next);
+        }
+        next != 0
+    }
+    fn pop_bytes(&mut self, num: usize) {
+        self.stack.truncate(self.stack.len() - num);
+    }
+    fn special_allowed(&mut self, tok: TokenId) -> bool {
+        tok == self.eos && self.accepting[*self.stack.last().unwrap() as usize]
+    }
 }
 
 const ALPHABET: &[u8] = b"ab\x00\xfe\xff";
@@ -119,6 +149,51 @@ proptest! {
             r.collapse();
             prop_assert_eq!(walk(&trie, r.clone(), prefix), brute_force(&vocab, &mut r, prefix));
         }
+    }
+
+    /// A walk split where a byte automaton decides (a random part of the transitions left
+    /// undecided), replayed from the frontier, gives the walk's mask.
+    #[test]
+    fn split_walk_replayed_equals_the_walk(
+        tokens in prop::collection::vec(token_strategy(), 1..60),
+        n in 2u32..6,
+        table_seed in prop::collection::vec(any::<u32>(), 8..32),
+        accepting in prop::collection::vec(any::<bool>(), 1..6),
+        undecided_seed in any::<u32>(),
+        undecided_one_in in 1u32..5,
+    ) {
+        let vocab = vocab_of(&tokens, &["</s>", "<|x|>"]);
+        let trie = TokTrie::from_vocab(&vocab).unwrap();
+        let eos = vocab.eos_token().unwrap();
+        let dfa = random_dfa(n, &table_seed, &accepting, eos);
+        let table = random_table(n, &table_seed);
+        let undecided = |s: u32, b: u8| {
+            (s.wrapping_mul(2654435761) ^ (b as u32).wrapping_mul(40503) ^ undecided_seed)
+                % (undecided_one_in + 1)
+                == 0
+        };
+        let split = trie.split_walk(1.min(n - 1), |s, b| {
+            if undecided(s, b) {
+                return None;
+            }
+            let next = table[(s as usize) << 8 | b as usize];
+            Some((next != 0).then_some(next))
+        });
+        let mut mask = TokenSet::new(trie.vocab_size());
+        split.add_allowed(&mut mask);
+        let acc = (0..n as usize).map(|i| i > 0 && accepting[i % accepting.len()]).collect();
+        let start = 1.min(n - 1);
+        let table_rec = Table { table: table.clone(), accepting: acc, eos, stack: vec![start] };
+        let mut r = Checked { inner: table_rec, depth: 0 };
+        for &(node, state) in split.frontier() {
+            r.inner.stack.push(state);
+            trie.walk_subtree(&mut r, &mut mask, node as usize);
+            r.inner.stack.pop();
+        }
+        trie.add_bias_specials(&mut r, &mut mask);
+        trie.add_duplicates(&mut mask);
+        r.trie_finished();
+        prop_assert_eq!(mask, walk(&trie, dfa, &[]));
     }
 
     #[test]
