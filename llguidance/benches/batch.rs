@@ -9,8 +9,8 @@
 //!
 //! The walks run three ways: N sequences of one grammar; N different grammars (synthetic
 //! JSON schemas); and, when `MASKBENCH` names the MaskBench folder (e.g.
-//! `../shared/data/maskbench`, not needed otherwise), the first N MaskBench schemas that
-//! compile, each on its first valid instance.
+//! `../shared/data/maskbench`, relative to the workspace root; not needed otherwise), the
+//! first N MaskBench schemas that compile, each on its first valid instance.
 //!
 //! Run: `cargo bench -p llguidance --bench batch` (optionally `-- 16 64 256` for the batch
 //! sizes; `RAYON_NUM_THREADS` sets the pool size).
@@ -125,7 +125,12 @@ fn main() -> anyhow::Result<()> {
     }
     match std::env::var_os("MASKBENCH") {
         Some(dir) => {
-            let mb = maskbench(&factory, std::path::Path::new(&dir), sizes.iter().max().copied())?;
+            // cargo runs benches in the package's folder: a relative path is taken from the
+            // workspace root, where the command is typed.
+            let dir = std::path::Path::new(&dir);
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+            let dir = if dir.is_relative() { root.join(dir) } else { dir.to_path_buf() };
+            let mb = maskbench(&factory, &dir, sizes.iter().max().copied())?;
             for &n in &sizes {
                 walk("MaskBench schemas", &factory, &mb[..n.min(mb.len())], n, words)?;
             }
