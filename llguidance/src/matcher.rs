@@ -974,7 +974,8 @@ const FULL_TRIE: u32 = u32::MAX;
 /// A split walk is kept when the lexer decided at least this many nodes (smaller walks cost
 /// less than the lookup and the replay's setup save).
 const WALK_MIN_DECIDED: usize = 256;
-/// The memory a lexer's own split walks may take (beyond it, walks are not kept).
+/// The memory the split walks of a lexer, or of a template, may take (beyond it, walks are
+/// not kept; `Seen` marks, at most one per lexer state and trie, are not counted).
 const WALK_MAX_BYTES: usize = 32 << 20;
 
 /// The trie walks of a lexer split at its known transitions ([`Parser::split_walk`]), by
@@ -989,7 +990,7 @@ const WALK_MAX_BYTES: usize = 32 << 20;
 #[derive(Clone, Default)]
 struct Walks {
     map: HashMap<(u32, u32), Walk>,
-    /// Memory of the split walks, in bytes.
+    /// Memory of the split walks, in bytes (at most [`WALK_MAX_BYTES`]).
     bytes: usize,
 }
 
@@ -1005,22 +1006,35 @@ enum Walk {
 
 impl Walks {
     /// These walks and those of a lexer copied from their template, for the lexer as the
-    /// next template. What the lexer has seen counts for its copies (they start with its
-    /// transitions), so its `Seen` and `Plain` entries go too.
+    /// next template (its split walks as memory allows). What the lexer has seen counts for
+    /// its copies (they start with its transitions), so its `Seen` and `Plain` entries go
+    /// too.
     fn merged(&self, own: Walks) -> Walks {
         let mut m = self.clone();
-        m.map.extend(own.map);
-        m.bytes += own.bytes;
+        for (key, w) in own.map {
+            match w {
+                Walk::Split(w) => {
+                    m.keep_arc(key, w);
+                }
+                w => {
+                    m.map.insert(key, w);
+                }
+            }
+        }
         m
     }
 
     /// Keeps a split walk if it is worth it (and memory allows).
     fn keep(&mut self, key: (u32, u32), w: toktrie::SplitWalk) -> bool {
+        w.decided() >= WALK_MIN_DECIDED && self.keep_arc(key, Arc::new(w))
+    }
+
+    fn keep_arc(&mut self, key: (u32, u32), w: Arc<toktrie::SplitWalk>) -> bool {
         let bytes = w.num_bytes();
-        let keep = w.decided() >= WALK_MIN_DECIDED && self.bytes + bytes <= WALK_MAX_BYTES;
+        let keep = self.bytes + bytes <= WALK_MAX_BYTES;
         if keep {
             self.bytes += bytes;
-            self.map.insert(key, Walk::Split(Arc::new(w)));
+            self.map.insert(key, Walk::Split(w));
         }
         keep
     }
@@ -1051,7 +1065,6 @@ fn walk_trie(
         Some(Walk::Seen) => p.split_walk(trie, limit),
         None => {
             own.map.insert(key, Walk::Seen);
-            own.bytes += 32;
             return Ok(p.add_bias(trie, mask).map(|()| false)?);
         }
     };
