@@ -1090,7 +1090,6 @@ fn sliced_mask(
 ) -> Result<TokenSet, Error> {
     use lexer::Lexer;
     let n = slices.rest().vocab_size();
-    let mut mask = TokenSet::new(n);
     let state = p.current_lexer_state();
     let mut contained: Vec<bool> = Vec::with_capacity(slices.slices().len());
     let mut parts: Vec<Option<Arc<PartProof>>> = Vec::with_capacity(slices.slices().len());
@@ -1129,15 +1128,19 @@ fn sliced_mask(
     if !contained.contains(&true) && parts.iter().all(Option::is_none) {
         // Nothing to skip: one walk of the whole trie is cheaper than one per slice.
         st.walked += 1;
+        let mut mask = TokenSet::new(n);
         st.split += walk_trie(p, full, FULL_TRIE, &mut st.walks, template, &mut mask)? as u64;
         p.add_token_terminals(&mut mask)?;
         return Ok(mask);
     }
+    // The slices allowed whole, in one copy of their union.
+    let which = contained.iter().enumerate().filter(|c| *c.1).fold(0, |w, (i, _)| w | 1 << i);
+    let mut mask = slices.union_of(which);
     for (i, ((slice, &contained), part)) in
         slices.slices().iter().zip(&contained).zip(&parts).enumerate()
     {
         if contained {
-            mask.union(slice.mask());
+            // In `mask` from the start.
             st.applied += 1;
         } else if let Some(part) = part {
             let fcs = slice.first_chars();

@@ -195,7 +195,14 @@ impl Slice {
 pub struct Slices {
     slices: Vec<Slice>,
     rest: TokTrie,
+    /// The union of the masks of each set of slices (bit i: slice i), built on first use;
+    /// empty with more than [`MAX_UNION_SLICES`] slices.
+    unions: Vec<std::sync::OnceLock<TokenSet>>,
 }
+
+/// Up to this many slices, the unions of their masks are kept (2^n of them, each built on
+/// first use).
+const MAX_UNION_SLICES: usize = 6;
 
 /// An error building slices (a bad class or a vocabulary error).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -305,12 +312,36 @@ impl Slices {
                 tail_query,
             });
         }
-        Ok(Slices { slices, rest: sub(&rest)? })
+        let unions = if slices.len() <= MAX_UNION_SLICES {
+            (0..1usize << slices.len()).map(|_| std::sync::OnceLock::new()).collect()
+        } else {
+            Vec::new()
+        };
+        Ok(Slices { slices, rest: sub(&rest)?, unions })
     }
 
     /// The slices, in order.
     pub fn slices(&self) -> &[Slice] {
         &self.slices
+    }
+
+    /// The union of the masks of the slices in `which` (bit i: slice i), as a new set: one
+    /// copy of a union kept per set of slices (a mask inside a string allows four slices
+    /// whole: one copy where four unions of the vocabulary's width were).
+    pub fn union_of(&self, which: u32) -> TokenSet {
+        let build = || {
+            let mut m = TokenSet::new(self.rest.vocab_size());
+            for (i, s) in self.slices.iter().enumerate() {
+                if which >> i & 1 == 1 {
+                    m.union(&s.mask);
+                }
+            }
+            m
+        };
+        match self.unions.get(which as usize) {
+            Some(u) => u.get_or_init(build).clone(),
+            None => build(),
+        }
     }
 
     /// The trie of the tokens in no slice (special tokens included).

@@ -1,0 +1,27 @@
+//! The kept unions of slice masks equal the unions computed afresh, every set of slices,
+//! asked twice (built, then kept).
+
+use slicer::{SliceSpec, Slices};
+use toktrie::{TokenSet, Vocabulary};
+
+#[test]
+fn unions_of_slice_masks() {
+    let vocab = Vocabulary::bytes();
+    let slices = Slices::new(&vocab, &SliceSpec::standard()).unwrap();
+    let k = slices.slices().len();
+    for _ in 0..2 {
+        for which in 0..1u32 << k {
+            let mut want = TokenSet::new(vocab.len());
+            for (i, s) in slices.slices().iter().enumerate() {
+                if which >> i & 1 == 1 {
+                    want.union(s.mask());
+                }
+            }
+            assert_eq!(slices.union_of(which), want, "slices {which:b}");
+        }
+    }
+    // Disjoint slices: the whole set holds every token of every slice.
+    let all = slices.union_of((1 << k) - 1);
+    let total: usize = slices.slices().iter().map(|s| s.mask().count()).sum();
+    assert_eq!(all.count(), total);
+}
