@@ -404,9 +404,19 @@ impl Matcher {
         if let Some(mask) = self.cached_mask() {
             return Ok(mask.clone());
         }
+        match self.compute_fresh()? {
+            Some(mask) => Ok(mask),
+            None => Ok(self.last_mask.as_ref().expect("kept by compute_fresh").1.clone()),
+        }
+    }
+
+    /// Computes the mask at a position not answered from the last mask: `None` when the
+    /// mask is kept as the last mask (the Earley engine; the caller copies it from there,
+    /// the only copy), `Some` otherwise.
+    fn compute_fresh(&mut self) -> Result<Option<TokenSet>, Error> {
         self.guarded(true, |m| {
             if m.stop != StopReason::NotStopped {
-                return Ok(m.eos_only());
+                return Ok(Some(m.eos_only()));
             }
             match &mut m.backend {
                 Backend::Earley(p) => {
@@ -428,8 +438,8 @@ impl Matcher {
                         };
                         if let Some(mask) = hit {
                             m.mask_cache_hits += 1;
-                            m.last_mask = Some((key, mask.clone()));
-                            return Ok(mask);
+                            m.last_mask = Some((key, mask));
+                            return Ok(None);
                         }
                     }
                     let mask = match (&m.shared.slices, m.slicing.on) {
@@ -460,12 +470,13 @@ impl Matcher {
                     } else if template.is_some() && m.row0_own.len() < ROW0_MASKS {
                         m.row0_own.insert(key.1, mask.clone());
                     }
-                    m.last_mask = Some((key, mask.clone()));
-                    Ok(mask)
+                    m.last_mask = Some((key, mask));
+                    Ok(None)
                 }
                 Backend::TokenDfa(g) => g
                     .index()
                     .mask(g.get_state())
+                    .map(Some)
                     .map_err(|e| Error::new(ErrorKind::Internal, e.to_string())),
             }
         })
@@ -477,7 +488,11 @@ impl Matcher {
         if self.cached_mask_into(out) {
             return Ok(());
         }
-        let mask = self.compute_mask()?;
+        let fresh = self.compute_fresh()?;
+        let mask = match &fresh {
+            Some(mask) => mask,
+            None => &self.last_mask.as_ref().expect("kept by compute_fresh").1,
+        };
         mask.write_to(out).map_err(|e| Error::new(ErrorKind::Usage, e.to_string()))
     }
 
