@@ -1149,8 +1149,7 @@ fn sliced_mask(
         return Ok(mask);
     }
     // The slices allowed whole, in one copy of their union.
-    let which = contained.iter().enumerate().filter(|c| *c.1).fold(0, |w, (i, _)| w | 1 << i);
-    let mut mask = slices.union_of(which);
+    let mut mask = slices.union_of(&contained);
     for (i, ((slice, &contained), part)) in
         slices.slices().iter().zip(&contained).zip(&parts).enumerate()
     {

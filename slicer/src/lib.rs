@@ -325,20 +325,20 @@ impl Slices {
         &self.slices
     }
 
-    /// The union of the masks of the slices in `which` (bit i: slice i), as a new set: one
-    /// copy of a union kept per set of slices (a mask inside a string allows four slices
-    /// whole: one copy where four unions of the vocabulary's width were).
-    pub fn union_of(&self, which: u32) -> TokenSet {
+    /// The union of the masks of the slices `which` marks (one flag per slice, in order;
+    /// missing flags are false), as a new set: one copy of a union kept per set of slices (a
+    /// mask inside a string allows four slices whole: one copy where four unions of the
+    /// vocabulary's width were).
+    pub fn union_of(&self, which: &[bool]) -> TokenSet {
         let build = || {
             let mut m = TokenSet::new(self.rest.vocab_size());
-            for (i, s) in self.slices.iter().enumerate() {
-                if which >> i & 1 == 1 {
-                    m.union(&s.mask);
-                }
+            for (s, _) in self.slices.iter().zip(which).filter(|x| *x.1) {
+                m.union(&s.mask);
             }
             m
         };
-        match self.unions.get(which as usize) {
+        let idx = which.iter().take(self.slices.len()).rev().fold(0, |a, &w| a << 1 | w as usize);
+        match self.unions.get(idx) {
             Some(u) => u.get_or_init(build).clone(),
             None => build(),
         }
@@ -349,9 +349,10 @@ impl Slices {
         &self.rest
     }
 
-    /// Memory of all tries and masks, in bytes.
+    /// Memory of all tries and masks (the kept unions included), in bytes.
     pub fn num_bytes(&self) -> usize {
         self.rest.num_bytes()
             + self.slices.iter().map(|s| s.trie.num_bytes() + s.mask.num_bytes()).sum::<usize>()
+            + self.unions.iter().filter_map(|u| u.get()).map(|u| u.num_bytes()).sum::<usize>()
     }
 }
