@@ -87,10 +87,15 @@ fn random_table(n: u32, table_seed: &[u32]) -> Vec<u32> {
         .collect()
 }
 
+/// The accepting states of [`random_dfa`] (state 0, dead, never).
+fn random_accepting(n: u32, accepting: &[bool]) -> Vec<bool> {
+    (0..n as usize).map(|i| i > 0 && accepting[i % accepting.len()]).collect()
+}
+
 /// A random DFA over all bytes: `n` states, transitions drawn from `seed`, state 0 dead.
 fn random_dfa(n: u32, table_seed: &[u32], accepting: &[bool], eos: TokenId) -> ByteDfa {
     let table = random_table(n, table_seed);
-    let acc = (0..n as usize).map(|i| i > 0 && accepting[i % accepting.len()]).collect();
+    let acc = random_accepting(n, accepting);
     ByteDfa::new(table, acc, 1.min(n - 1)).unwrap().with_specials_at_end(&[eos])
 }
 
@@ -181,8 +186,8 @@ proptest! {
         });
         let mut mask = TokenSet::new(trie.vocab_size());
         split.add_allowed(&mut mask);
-        let acc = (0..n as usize).map(|i| i > 0 && accepting[i % accepting.len()]).collect();
         let start = 1.min(n - 1);
+        let acc = random_accepting(n, &accepting);
         let table_rec = Table { table: table.clone(), accepting: acc, eos, stack: vec![start] };
         let mut r = Checked { inner: table_rec, depth: 0 };
         for &(node, state) in split.frontier() {
