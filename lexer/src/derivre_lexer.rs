@@ -338,30 +338,42 @@ impl DerivreLexer {
         // The walk of this class from this state (cheap walks apart: fewer new states).
         let walk_key = |ci: u32| (state, ci | (cheap as u32) << 31);
         // A walk of the same class from this state that already reached deep enough (one
-        // slice of a class after another of it) answers before any symbolic work.
+        // slice of a class after another of it) answers before any symbolic work; so does
+        // one that met a dead first character (not contained: nothing will prove it). A
+        // cheap query takes a full walk's answer too (a string-body state's small slices
+        // were asking derivre, ~30-65 µs each, what the walk for the large ones had shown).
         if let Some((ci, max)) = q {
-            if self
-                .live_depths
-                .get(&walk_key(ci))
-                .is_some_and(|(d, _)| d.contains(max) == Containment::Contained)
-            {
-                return Containment::Contained;
+            let full = cheap.then_some((state, ci));
+            for k in std::iter::once(walk_key(ci)).chain(full) {
+                if let Some(&(d, _)) = self.live_depths.get(&k) {
+                    if d.contains(max) == Containment::Contained {
+                        return Containment::Contained;
+                    }
+                    if dead_first(d) && max != Some(0) {
+                        return Containment::Unknown;
+                    }
+                }
             }
         }
         // A state whose walk of the class comes back to itself after one character (a free
         // string body) contains every query on the class: one step, on transitions the trie
         // walk needs anyway, where derivre's symbolic check costs tens of µs per new state.
-        // Anything else (a bounded string, a key state that tells first letters apart) goes
-        // on below. The step is remembered: a deeper query walks again (warm); a step that
-        // gave up is taken as given (at the first character that is nearly always more than
-        // `WALK_MAX_SET` states, which a deeper walk meets too; tried: not remembering it
-        // cost ~5 % of MaskBench mask time).
-        if let Some((ci, _)) = q.filter(|_| !cheap) {
+        // A first character that kills the lexeme settles it the other way. Anything else (a
+        // bounded string, a key state that tells first letters apart) goes on below. The
+        // step is remembered: a deeper query walks again (warm); a step that gave up is taken
+        // as given (at the first character that is nearly always more than `WALK_MAX_SET`
+        // states, which a deeper walk meets too; tried: not remembering it cost ~5 % of
+        // MaskBench mask time). A cheap query steps without building new states.
+        if let Some((ci, max)) = q {
             if !self.live_depths.contains_key(&walk_key(ci)) {
-                let d = self.walk_class(state, ci, 1, walk_new_states(1));
+                let budget = if cheap { 0 } else { walk_new_states(1) };
+                let d = self.walk_class(state, ci, 1, budget);
                 self.live_depths.insert(walk_key(ci), (d, 1));
                 if d.unbounded {
                     return Containment::Contained;
+                }
+                if dead_first(d) && max != Some(0) {
+                    return Containment::Unknown;
                 }
             }
         }
@@ -905,6 +917,13 @@ impl Lexer for DerivreLexer {
             + self.relevance.num_bytes()
             + self.next_byte.num_bytes()
     }
+}
+
+/// Whether a class walk stopped on a dead (or lexeme-ending) first character: some
+/// one-character string of the class does not keep the lexeme alive, so no query on the
+/// class is contained.
+fn dead_first(d: LiveDepth) -> bool {
+    d.depth == 0 && !d.unbounded && !d.gave_up
 }
 
 /// A state's partition not worked out yet.
