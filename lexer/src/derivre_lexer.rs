@@ -345,13 +345,8 @@ impl DerivreLexer {
         if let Some((ci, max)) = q {
             let full = cheap.then_some((state, ci));
             for k in std::iter::once(walk_key(ci)).chain(full) {
-                if let Some(&(d, _)) = self.live_depths.get(&k) {
-                    if d.contains(max) == Containment::Contained {
-                        return Containment::Contained;
-                    }
-                    if dead_first(d) && max != Some(0) {
-                        return Containment::Unknown;
-                    }
+                if let Some(a) = self.live_depths.get(&k).and_then(|&(d, _)| walk_answer(d, max)) {
+                    return a;
                 }
             }
         }
@@ -369,11 +364,8 @@ impl DerivreLexer {
                 let budget = if cheap { 0 } else { walk_new_states(1) };
                 let d = self.walk_class(state, ci, 1, budget);
                 self.live_depths.insert(walk_key(ci), (d, 1));
-                if d.unbounded {
-                    return Containment::Contained;
-                }
-                if dead_first(d) && max != Some(0) {
-                    return Containment::Unknown;
+                if let Some(a) = walk_answer(d, max) {
+                    return a;
                 }
             }
         }
@@ -919,11 +911,18 @@ impl Lexer for DerivreLexer {
     }
 }
 
-/// Whether a class walk stopped on a dead (or lexeme-ending) first character: some
-/// one-character string of the class does not keep the lexeme alive, so no query on the
-/// class is contained.
-fn dead_first(d: LiveDepth) -> bool {
-    d.depth == 0 && !d.unbounded && !d.gave_up
+/// What a class walk settles for a query `C{m,max}`: contained when it went deep enough (or
+/// came back to a state set it had seen); not contained when it stopped on a dead (or
+/// lexeme-ending) first character, which no query holding one-character strings survives;
+/// `None`: ask on.
+fn walk_answer(d: LiveDepth, max: Option<u32>) -> Option<Containment> {
+    if d.contains(max) == Containment::Contained {
+        Some(Containment::Contained)
+    } else if d.depth == 0 && !d.unbounded && !d.gave_up && max != Some(0) {
+        Some(Containment::Unknown)
+    } else {
+        None
+    }
 }
 
 /// A state's partition not worked out yet.

@@ -421,11 +421,7 @@ impl TokTrie {
             let end = n + self.subtree_size(n);
             self.walk_clamped(r, mask, n + 1, end);
         }
-        for &(rep, dup) in &self.dups {
-            if mask.contains(rep) {
-                mask.insert(dup);
-            }
-        }
+        self.add_duplicates(mask);
         r.trie_finished();
     }
 
@@ -544,11 +540,7 @@ impl TokTrie {
                 r.pop_bytes(pushed);
             }
         }
-        for &(rep, dup) in &self.dups {
-            if mask.contains(rep) {
-                mask.insert(dup);
-            }
-        }
+        self.add_duplicates(mask);
         r.trie_finished();
     }
 
