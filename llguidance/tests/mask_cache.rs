@@ -109,10 +109,20 @@ fn matchers_of_one_compiled_grammar_share_first_lexeme_masks() {
         assert!(m.is_accepting().unwrap(), "transcript {i} not accepted");
     }
     // Every transcript begins in the first lexeme the first matcher walked (at least the
-    // mask before any token is shared); 2 and 3 also repeat the free text of 0 and 1.
+    // mask before any token is shared); 2 and 3 also repeat the free text of 0 and 1. The
+    // separately compiled copies share masks too (compiling a structural tag decodes some
+    // free text and the first tag's begin: `ParserFactory::warm_up`), the matchers that
+    // start after transcript 0 ran at least as many, and more in all.
     let hits: Vec<u64> = shared.iter().map(|m| m.mask_cache_hits()).collect();
     let alone_hits: Vec<u64> = alone.iter().map(|m| m.mask_cache_hits()).collect();
     for i in 0..texts.len() {
-        assert!(hits[i] > alone_hits[i], "no first-lexeme mask shared: {hits:?} vs {alone_hits:?}");
+        assert!(
+            hits[i] > 0 && hits[i] >= alone_hits[i],
+            "no first-lexeme mask shared: {hits:?} vs {alone_hits:?}"
+        );
     }
+    assert!(
+        hits.iter().sum::<u64>() > alone_hits.iter().sum::<u64>(),
+        "{hits:?} vs {alone_hits:?}"
+    );
 }

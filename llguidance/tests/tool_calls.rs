@@ -201,3 +201,37 @@ fn tool_choice_variants() {
     let unknown = structural_tag("nope", &tools(), &json!("auto"), Reasoning::Disabled, true);
     assert!(unknown.is_err());
 }
+
+/// Compiling a structural tag decodes its first tag's begin twice (the warm-up), so a fresh
+/// tool set's first matcher starts warm: its first mask is the one the warm-up computed
+/// (the grammar's first-lexeme masks are shared). Its masks along a transcript equal those of the unsliced walk, step by step.
+#[test]
+fn compiled_tags_start_warm() {
+    let f = ParserFactory::from_tokenizer_name("cl100k").unwrap();
+    let tag =
+        structural_tag("qwen_3", &tools(), &json!("auto"), Reasoning::Disabled, true).unwrap();
+    let g = f.compile(&GrammarSource::StructuralTag(tag.to_string())).unwrap();
+    let mut m = f.matcher_for(g.clone()).unwrap();
+    let mut plain = f.matcher_for(g).unwrap();
+    plain.set_slicing(false);
+    let text = "Sure. <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call> Done.";
+    let toks = f.tokenizer().tokenize(text).unwrap();
+    for (i, &t) in toks.iter().enumerate() {
+        let mask = m.compute_mask().unwrap();
+        if i == 0 {
+            assert_eq!(m.mask_cache_hits(), 1, "the first mask is the warm-up's");
+        }
+        assert_eq!(mask, plain.compute_mask().unwrap(), "step {i}");
+        assert!(mask.contains(t), "step {i}");
+        m.consume_token(t).unwrap();
+        plain.consume_token(t).unwrap();
+    }
+    assert!(m.is_accepting().unwrap());
+    // Where the grammar takes no free text first (`required`), the begin alone warms it.
+    let req =
+        structural_tag("qwen_3", &tools(), &json!("required"), Reasoning::Disabled, true).unwrap();
+    let g = f.compile(&GrammarSource::StructuralTag(req.to_string())).unwrap();
+    let mut m = f.matcher_for(g).unwrap();
+    m.compute_mask().unwrap();
+    assert_eq!(m.mask_cache_hits(), 1, "required: the first mask is the warm-up's");
+}
