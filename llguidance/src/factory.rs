@@ -318,7 +318,9 @@ impl ParserFactory {
             let _ = m.compute_mask();
             toks.len()
         };
-        let tok = |text: &str| self.tokenizer().tokenize(text).unwrap_or_default();
+        // A special token's name in the begin (`<|python_tag|>`) is that token: models
+        // write those as special tokens.
+        let tok = |text: &str| self.tokenizer().tokenize_with_special(text).unwrap_or_default();
         let mut toks = tok(&format!("{WARM_UP_TEXT}{begin}"));
         for pass in 0..2 {
             if decode(&toks) == 0 && pass == 0 {
