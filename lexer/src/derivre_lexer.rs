@@ -517,9 +517,6 @@ impl DerivreLexer {
         if e == ExprRef::NO_MATCH {
             return Ok(false);
         }
-        if self.exprs.is_positive(e) {
-            return Ok(true);
-        }
         let left = self.limits.step_fuel.saturating_sub(self.exprs.cost() - cost0);
         match self.relevance.is_non_empty_limited(&mut self.exprs, e, left) {
             Ok(r) => {

@@ -322,12 +322,13 @@ impl ParserFactory {
         // write those as special tokens.
         let tok = |text: &str| self.tokenizer().tokenize_with_special(text).unwrap_or_default();
         let mut toks = tok(&format!("{WARM_UP_TEXT}{begin}"));
-        for pass in 0..2 {
-            if decode(&toks) == 0 && pass == 0 {
-                toks = tok(begin);
-                decode(&toks);
-            }
+        if decode(&toks) == 0 {
+            // No free text before a call: the begin alone.
+            toks = tok(begin);
+            decode(&toks);
         }
+        // The second pass splits the walks at the states the first one built.
+        decode(&toks);
     }
 
     /// LLGuidance's grammar string ([`GrammarSource::LlGuidance`]) compiled, with its
