@@ -304,19 +304,12 @@ impl ParserFactory {
     /// begin alone is then decoded; a begin the model writes with a special token), after
     /// [`WARM_UP_TOKENS`] tokens, or on an error (which a real decode meets and reports).
     fn warm_up(&self, g: &Arc<CompiledGrammar>, begin: &str) {
+        // The tokens the grammar took (the masks along them are a draft's); an error
+        // mid-way counts as taken, so only a refused first token makes the begin go alone.
         let decode = |toks: &[toktrie::TokenId]| -> usize {
             let Ok(mut m) = self.matcher_for(g.clone()) else { return 0 };
-            for (i, &t) in toks.iter().take(WARM_UP_TOKENS).enumerate() {
-                match m.compute_mask() {
-                    Ok(mask) if mask.contains(t) => {}
-                    _ => return i,
-                }
-                if m.consume_token(t).is_err() {
-                    return i;
-                }
-            }
-            let _ = m.compute_mask();
-            toks.len()
+            let toks = &toks[..toks.len().min(WARM_UP_TOKENS)];
+            m.compute_masks_for_draft(toks).map_or(1, |masks| masks.len() - 1)
         };
         // A special token's name in the begin (`<|python_tag|>`) is that token: models
         // write those as special tokens.

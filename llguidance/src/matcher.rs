@@ -406,8 +406,13 @@ impl Matcher {
         }
         match self.compute_fresh()? {
             Some(mask) => Ok(mask),
-            None => Ok(self.last_mask.as_ref().expect("kept by compute_fresh").1.clone()),
+            None => Ok(self.kept_mask().clone()),
         }
+    }
+
+    /// The last mask, where [`Matcher::compute_fresh`] kept the mask it computed.
+    fn kept_mask(&self) -> &TokenSet {
+        &self.last_mask.as_ref().expect("kept by compute_fresh").1
     }
 
     /// Computes the mask at a position not answered from the last mask: `None` when the
@@ -491,7 +496,7 @@ impl Matcher {
         let fresh = self.compute_fresh()?;
         let mask = match &fresh {
             Some(mask) => mask,
-            None => &self.last_mask.as_ref().expect("kept by compute_fresh").1,
+            None => self.kept_mask(),
         };
         mask.write_to(out).map_err(|e| Error::new(ErrorKind::Usage, e.to_string()))
     }
