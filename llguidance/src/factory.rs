@@ -13,28 +13,98 @@ use crate::{Error, Matcher};
 /// Stack of the thread grammars are compiled on (64 MiB, reserved, not committed).
 const COMPILE_STACK_BYTES: usize = 64 << 20;
 /// The most tokens [`ParserFactory::warm_up`] decodes in a pass.
-const WARM_UP_TOKENS: usize = 64;
+const WARM_UP_TOKENS: usize = 96;
 /// The free text [`ParserFactory::warm_up`] writes before a tag's begin (a free-text state
 /// after a word is another lexer state than the first).
 const WARM_UP_TEXT: &str = "Let me check that. ";
 
-/// The text a structural tag's compile warms its grammar with: the `begin` of its first tag
-/// (in document order; the legacy form's first structure too), `None` without one.
+/// The text a structural tag's compile warms its grammar with: the `begin` of a tag (in
+/// document order; the legacy form's structures too), its JSON arguments as far as
+/// [`json_warm_up`] writes them, and where it wrote all of them, the tag's `end` and a word of
+/// free text. The tag chosen: the first with whole arguments that start with a string value
+/// (the states of a string's start, an object's end, the end tag and the free text after it
+/// are the same in every tool's call), else the first with one of the two, else the first;
+/// `None` without a begin.
 fn warm_up_text(json: &str) -> Option<String> {
-    fn find(v: &serde_json::Value) -> Option<&str> {
+    fn find(v: &serde_json::Value, out: &mut Vec<(u8, String)>) {
         match v {
             serde_json::Value::Object(o) => {
                 if let Some(b) = o.get("begin").and_then(|b| b.as_str()).filter(|b| !b.is_empty()) {
-                    return Some(b);
+                    // A tag's content (`json_schema` in JSON style), or a legacy structure's
+                    // schema.
+                    let schema = match o.get("content") {
+                        Some(c)
+                            if c["type"] == "json_schema"
+                                && c["style"].as_str().is_none_or(|s| s == "json") =>
+                        {
+                            c.get("json_schema")
+                        }
+                        Some(_) => None,
+                        None => o.get("schema"),
+                    };
+                    let (args, whole) = schema.map_or((String::new(), false), json_warm_up);
+                    let end = o.get("end").and_then(|e| e.as_str()).filter(|_| whole);
+                    let score = 2 * u8::from(end.is_some())
+                        + u8::from(args.starts_with("{\"") && args.contains("\": \""));
+                    let text = match end {
+                        Some(end) => format!("{b}{args}{end} Done."),
+                        None => format!("{b}{args}"),
+                    };
+                    out.push((score, text));
                 }
-                o.values().find_map(find)
+                o.values().for_each(|v| find(v, out));
             }
-            serde_json::Value::Array(a) => a.iter().find_map(find),
-            _ => None,
+            serde_json::Value::Array(a) => a.iter().for_each(|v| find(v, out)),
+            _ => {}
         }
     }
-    let v: serde_json::Value = serde_json::from_str(json).ok()?;
-    find(&v).map(str::to_string)
+    let mut texts = Vec::new();
+    find(&serde_json::from_str(json).ok()?, &mut texts);
+    let best = texts.iter().map(|t| t.0).max()?;
+    texts.into_iter().find(|t| t.0 == best).map(|t| t.1)
+}
+
+/// An instance of an object schema as a model writes it (`{"key": value, ...}`, its
+/// required properties in order), for warming a tool's masks: whole (`true`) where every
+/// required property has a plain name and a value fixed by its schema (the first `enum`
+/// value, `"a"` for a string, `1` for a number, `true` for a boolean, `1` for any value);
+/// otherwise its start, up to the first value it cannot write (`{"` where the key is not a
+/// plain one; nothing for other schemas). A value the schema refuses (a pattern) only
+/// stops the warm-up's pass there.
+fn json_warm_up(schema: &serde_json::Value) -> (String, bool) {
+    let Some(props) = schema.get("properties").and_then(|p| p.as_object()) else {
+        return (String::new(), false);
+    };
+    let keys: Vec<&str> = match schema.get("required").and_then(|r| r.as_array()) {
+        Some(r) => r.iter().filter_map(|k| k.as_str()).collect(),
+        None => Vec::new(),
+    };
+    let mut out = String::from("{");
+    for (i, key) in keys.iter().enumerate() {
+        let Some(p) = props.get(*key) else { return (out, false) };
+        if !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return (out + "\"", false);
+        }
+        out += &format!("{}\"{key}\": ", if i > 0 { ", " } else { "" });
+        let value = match (p.get("enum").and_then(|e| e.as_array()), p.get("type")) {
+            (Some(e), _) => e.first().map(|v| v.to_string()),
+            (None, Some(t)) => match t.as_str() {
+                Some("string") => Some("\"a\"".into()),
+                Some("number" | "integer") => Some("1".into()),
+                Some("boolean") => Some("true".into()),
+                Some("object") => return (out + "{", false),
+                Some("array") => return (out + "[", false),
+                _ => return (out, false),
+            },
+            (None, None) if p.as_object().is_some_and(|o| o.is_empty()) => Some("1".into()),
+            (None, None) => return (out, false),
+        };
+        match value {
+            Some(v) => out += &v,
+            None => return (out, false),
+        }
+    }
+    (out + "}", true)
 }
 
 /// The budget of a token DFA build in [`Engine::Auto`]: past it the Earley parser is used.
@@ -291,17 +361,21 @@ impl ParserFactory {
         Ok(g)
     }
 
-    /// Decodes a tag's begin (`<tool_call>\n{"name": "f", "arguments": `), after a few
-    /// words of free text where the grammar takes them, with a matcher of `g`, a mask before
-    /// each token, twice, and drops the matchers: their lexer becomes the one the grammar's
-    /// later matchers start from (see [`ParserFactory::matcher_for`]). The first masks of a
-    /// tool-calling grammar are its coldest (free text, each prefix of the trigger, the
-    /// tool-name state of a large tool set: 0.2-2.9 ms each, where warm ones take 2-50 µs);
-    /// the second pass splits the trie walks there (see `Walks` in the matcher), which a
-    /// state's second mask does. XGrammar pays for its states in its compile; so do we here,
-    /// and a fresh tool set's first decode is warm too. Best effort: a pass stops at the
-    /// first token the grammar does not take (free text where a tag must come first: the
-    /// begin alone is then decoded; a begin the model writes with a special token), after
+    /// Decodes a tag's begin (`<tool_call>\n{"name": "f", "arguments": `) and the start
+    /// of its arguments (`{"key": "`, see [`json_start`]), after a few words of free text
+    /// where the grammar takes them, with a matcher of `g`, a mask before each token, twice,
+    /// and drops the matchers: their lexer becomes the one the grammar's later matchers start
+    /// from (see [`ParserFactory::matcher_for`]). The first masks of a tool-calling grammar
+    /// are its coldest (free text, each prefix of the trigger, the tool-name state of a large
+    /// tool set, a string value's start: 0.1-2.9 ms each, where warm ones take 2-50 µs); the
+    /// second pass splits the trie walks there (see `Walks` in the matcher), which a state's
+    /// second mask does. XGrammar pays for its states in its compile; so do we here, and a
+    /// fresh tool set's first decode is warm too, except in states of the called tool's own
+    /// (its name after the first token, its keys): warming every tool was tried and dropped,
+    /// as each new matcher copies the lexer and a lexer with every tool's states took 1.7 ms
+    /// to copy with 400 tools (0.37 ms without). Best effort: a pass stops at the first token
+    /// the grammar does not take (free text where a tag must come first: the begin alone is
+    /// then decoded; a begin the model writes with a special token), after
     /// [`WARM_UP_TOKENS`] tokens, or on an error (which a real decode meets and reports).
     fn warm_up(&self, g: &Arc<CompiledGrammar>, begin: &str) {
         // The tokens the grammar took (the masks along them are a draft's); an error
@@ -533,5 +607,56 @@ mod compile_thread {
                 format!("internal error while compiling (panic caught): {msg}"),
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tag(name: &str, params: serde_json::Value) -> serde_json::Value {
+        json!({"type": "tag", "begin": format!("<f={name}>"), "end": "</f>",
+               "content": {"type": "json_schema", "json_schema": params}})
+    }
+
+    #[test]
+    fn warm_up_writes_whole_arguments_where_it_can() {
+        let p = json!({"type": "object", "required": ["q", "n", "e", "any"], "properties": {
+            "q": {"type": "string"}, "n": {"type": "integer"}, "e": {"enum": ["x", 2]}, "any": {}}});
+        assert_eq!(json_warm_up(&p), (r#"{"q": "a", "n": 1, "e": "x", "any": 1}"#.into(), true));
+        let p = json!({"type": "object", "required": ["a", "b"], "properties": {
+            "a": {"type": "boolean"}, "b": {"type": "array"}}});
+        assert_eq!(json_warm_up(&p), (r#"{"a": true, "b": ["#.into(), false));
+        let p = json!({"type": "object", "required": ["a b"], "properties": {"a b": {}}});
+        assert_eq!(json_warm_up(&p), (r#"{""#.into(), false));
+        let p = json!({"type": "object", "properties": {"a": {}}});
+        assert_eq!(json_warm_up(&p), ("{}".into(), true));
+        assert_eq!(json_warm_up(&json!({"type": "string"})), (String::new(), false));
+    }
+
+    #[test]
+    fn warm_up_picks_a_tag_with_whole_arguments_starting_with_a_string() {
+        let partial = tag("p", json!({"properties": {"o": {"type": "object"}}, "required": ["o"]}));
+        let number = tag("n", json!({"properties": {"x": {"type": "number"}}, "required": ["x"]}));
+        let string = tag("s", json!({"properties": {"x": {"type": "string"}}, "required": ["x"]}));
+        let st = |tags: Vec<serde_json::Value>| {
+            json!({"type": "structural_tag", "format": {"type": "triggered_tags",
+                   "triggers": ["<f="], "tags": tags}})
+            .to_string()
+        };
+        let text = warm_up_text(&st(vec![partial.clone(), number.clone(), string])).unwrap();
+        assert_eq!(text, r#"<f=s>{"x": "a"}</f> Done."#);
+        let text = warm_up_text(&st(vec![partial.clone(), number])).unwrap();
+        assert_eq!(text, r#"<f=n>{"x": 1}</f> Done."#);
+        assert_eq!(warm_up_text(&st(vec![partial])).unwrap(), r#"<f=p>{"o": {"#);
+        // The legacy form: a structure's schema.
+        let legacy = json!({"type": "structural_tag", "triggers": ["<g"], "structures": [
+            {"begin": "<g>", "schema": {"properties": {"a": {"type": "string"}}}, "end": "</g>"}]});
+        assert_eq!(warm_up_text(&legacy.to_string()).unwrap(), "<g>{}</g> Done.");
+        assert_eq!(
+            warm_up_text(r#"{"type": "structural_tag", "format": {"type": "any_text"}}"#),
+            None
+        );
     }
 }

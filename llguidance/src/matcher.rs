@@ -117,6 +117,9 @@ const ROW0_MASKS: usize = 64;
 /// A finished matcher's lexer with more states than this does not become the grammar's
 /// template, so that a long-lived grammar cannot creep up to the lexer's limits.
 const TEMPLATE_MAX_STATES: usize = 10_000;
+/// A finished matcher's lexer becomes the grammar's template if it knows at least this many
+/// states more (each new matcher copies the template: not for every state or two).
+const TEMPLATE_MIN_GROWTH: usize = 8;
 
 /// Each compiled grammar's [`LexerTemplate`], by the grammar's address. The `Weak` keeps that
 /// address from being reused while the entry exists; entries of dropped grammars are purged
@@ -170,7 +173,7 @@ impl GrammarLexers {
         let states = lexer::Lexer::num_states(&lexer);
         let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let Some((_, cur)) = map.get_mut(&key) else { return };
-        if states > TEMPLATE_MAX_STATES || states < cur.states + (cur.states / 8).max(8) {
+        if states > TEMPLATE_MAX_STATES || states < cur.states + TEMPLATE_MIN_GROWTH {
             return;
         }
         let mut row0 = from.row0.lock().unwrap_or_else(|e| e.into_inner()).clone();
