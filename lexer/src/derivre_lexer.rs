@@ -170,6 +170,11 @@ impl DerivreLexer {
         self.table.capacity() * std::mem::size_of::<StateId>()
     }
 
+    /// Whether a lazy lexeme (free text up to a delimiter) may still match from `state`.
+    pub fn lazy_possible(&self, state: StateId) -> bool {
+        self.possible(state).intersects(&self.lazy)
+    }
+
     /// Work done by the derivative engine so far (compilation included), in fuel units.
     pub fn fuel_used(&self) -> u64 {
         self.exprs.cost()
@@ -377,7 +382,7 @@ impl DerivreLexer {
         // The symbolic check proves strings live, not that a lazy lexeme (free text up to a
         // delimiter) does not match, and so end, inside them: with one live, only the walk,
         // which stops where a lazy lexeme matches, answers.
-        let lazy_live = self.possible(state).intersects(&self.lazy);
+        let lazy_live = self.lazy_possible(state);
         if !lazy_live
             && self.check_symbolic(state, query, QUICK_CONTAINMENT_FUEL, false, skip_forced)
                 == Containment::Contained
