@@ -23,8 +23,8 @@ const WARM_UP_TEXT: &str = "Let me check that. ";
 /// [`json_warm_up`] writes them, and where it wrote all of them, the tag's `end` and a word of
 /// free text. The tag chosen: the first with whole arguments that start with a string value
 /// (the states of a string's start, an object's end, the end tag and the free text after it
-/// are the same in every tool's call), else the first with one of the two, else the first;
-/// `None` without a begin.
+/// are the same in every tool's call), else the first with whole arguments, else the first
+/// whose arguments start with a string, else the first; `None` without a begin.
 fn warm_up_text(json: &str) -> Option<String> {
     fn find(v: &serde_json::Value, out: &mut Vec<(u8, String)>) {
         match v {
@@ -44,8 +44,9 @@ fn warm_up_text(json: &str) -> Option<String> {
                     };
                     let (args, whole) = schema.map_or((String::new(), false), json_warm_up);
                     let end = o.get("end").and_then(|e| e.as_str()).filter(|_| whole);
-                    let score = 2 * u8::from(end.is_some())
-                        + u8::from(args.starts_with("{\"") && args.contains("\": \""));
+                    let string_first =
+                        args.split_once("\": ").is_some_and(|(_, v)| v.starts_with('"'));
+                    let score = 2 * u8::from(end.is_some()) + u8::from(string_first);
                     let text = match end {
                         Some(end) => format!("{b}{args}{end} Done."),
                         None => format!("{b}{args}"),
@@ -361,25 +362,27 @@ impl ParserFactory {
         Ok(g)
     }
 
-    /// Decodes a tag's begin (`<tool_call>\n{"name": "f", "arguments": `) and the start
-    /// of its arguments (`{"key": "`, see [`json_start`]), after a few words of free text
-    /// where the grammar takes them, with a matcher of `g`, a mask before each token, twice,
-    /// and drops the matchers: their lexer becomes the one the grammar's later matchers start
-    /// from (see [`ParserFactory::matcher_for`]). The first masks of a tool-calling grammar
-    /// are its coldest (free text, each prefix of the trigger, the tool-name state of a large
-    /// tool set, a string value's start: 0.1-2.9 ms each, where warm ones take 2-50 µs); the
-    /// second pass splits the trie walks there (see `Walks` in the matcher), which a state's
-    /// second mask does. XGrammar pays for its states in its compile; so do we here, and a
-    /// fresh tool set's first decode is warm too, except in states of the called tool's own
-    /// (its name after the first token, its keys): warming every tool was tried and dropped,
-    /// as each new matcher copies the lexer and a lexer with every tool's states took 1.7 ms
-    /// to copy with 400 tools (0.37 ms without). Best effort: a pass stops at the first token
-    /// the grammar does not take (free text where a tag must come first: the begin alone is
-    /// then decoded; a begin the model writes with a special token), after
-    /// [`WARM_UP_TOKENS`] tokens, or on an error (which a real decode meets and reports).
-    fn warm_up(&self, g: &Arc<CompiledGrammar>, begin: &str) {
+    /// Decodes `text` ([`warm_up_text`]: a tag's begin, `<tool_call>\n{"name": "f",
+    /// "arguments": `, its arguments as far as their schema fixes them, and where it does,
+    /// the end tag and a word after it), after a few words of free text where the grammar
+    /// takes them, with a matcher of `g`, a mask before each token, twice, and drops the
+    /// matchers: their lexer becomes the one the grammar's later matchers start from (see
+    /// [`ParserFactory::matcher_for`]). The first masks of a tool-calling grammar are its
+    /// coldest (free text, each prefix of the trigger, the tool-name state of a large tool
+    /// set, a string value's start, the end tag: 0.1-2.9 ms each, where warm ones take 2-50
+    /// µs); the second pass splits the trie walks there (see `Walks` in the matcher), which a
+    /// state's second mask does. XGrammar pays for its states in its compile; so do we here,
+    /// and a fresh tool set's first decode is warm too, except in the called tool's own
+    /// states (its name after the first token, its keys): warming every tool was tried and
+    /// dropped, as each new matcher copies the lexer, and a lexer with every tool's states
+    /// took 1.6-2.1 ms to copy with 400 tools (0.35-0.45 ms without). Best effort: a pass
+    /// stops at the first token the grammar does not take (free text where a tag must come
+    /// first: the text alone is then decoded; a begin the model writes with a special token;
+    /// a value the schema refuses), after [`WARM_UP_TOKENS`] tokens, or on an error (which a
+    /// real decode meets and reports).
+    fn warm_up(&self, g: &Arc<CompiledGrammar>, text: &str) {
         // The tokens the grammar took (the masks along them are a draft's); an error
-        // mid-way counts as taken, so only a refused first token makes the begin go alone.
+        // mid-way counts as taken, so only a refused first token makes the text go alone.
         let decode = |toks: &[toktrie::TokenId]| -> usize {
             let Ok(mut m) = self.matcher_for(g.clone()) else { return 0 };
             let toks = &toks[..toks.len().min(WARM_UP_TOKENS)];
@@ -388,10 +391,10 @@ impl ParserFactory {
         // A special token's name in the begin (`<|python_tag|>`) is that token: models
         // write those as special tokens.
         let tok = |text: &str| self.tokenizer().tokenize_with_special(text).unwrap_or_default();
-        let mut toks = tok(&format!("{WARM_UP_TEXT}{begin}"));
+        let mut toks = tok(&format!("{WARM_UP_TEXT}{text}"));
         if decode(&toks) == 0 {
-            // No free text before a call: the begin alone.
-            toks = tok(begin);
+            // No free text before a call: the text alone.
+            toks = tok(text);
             decode(&toks);
         }
         // The second pass splits the walks at the states the first one built.
