@@ -324,6 +324,14 @@ impl Matcher {
         }
     }
 
+    /// How many states the matcher's lexer knows (0 for the token DFA engine).
+    #[cfg(test)]
+    fn lexer_states(&self) -> usize {
+        self.lexer.as_ref().map_or(0, |l| {
+            lexer::Lexer::num_states(&l.lock().unwrap_or_else(|e| e.into_inner()).lexer)
+        })
+    }
+
     /// The engine this matcher uses (`Earley` or `TokenDfa`, never `Auto`).
     pub fn engine(&self) -> Engine {
         match self.backend {
@@ -1198,4 +1206,50 @@ fn sliced_mask(
     st.split += walk_trie(p, slices.rest(), rest, &mut st.walks, template, &mut mask)? as u64;
     p.add_token_terminals(&mut mask)?;
     Ok(mask)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{GrammarSource, ParserFactory};
+
+    /// The states of the grammar's current template (0 before one).
+    fn template_states(f: &ParserFactory, g: &Arc<CompiledGrammar>) -> usize {
+        let map = f.shared.lexers.0.lock().unwrap();
+        map.get(&(Arc::as_ptr(g) as usize)).map_or(0, |(_, t)| t.states)
+    }
+
+    fn decode(f: &ParserFactory, g: &Arc<CompiledGrammar>, text: &str) -> usize {
+        let mut m = f.matcher_for(g.clone()).unwrap();
+        for t in f.tokenizer().tokenize(text).unwrap() {
+            assert!(m.compute_mask().unwrap().contains(t), "{text:?}: token refused");
+            m.consume_token(t).unwrap();
+        }
+        m.lexer_states()
+    }
+
+    /// A finished matcher that learned a few states more than the template (each later
+    /// matcher would derive them again) becomes the template, however large it is.
+    #[test]
+    fn a_few_new_states_renew_the_template() {
+        let f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+        // Words with few common prefixes: each is a few lexer states of its own.
+        let mut x = 12345u32;
+        let mut letter = || {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (b'a' + (x >> 16) as u8 % 26) as char
+        };
+        let words: Vec<String> = (0..400)
+            .map(|_| format!("\"{}\"", (0..7).map(|_| letter()).collect::<String>()))
+            .collect();
+        let schema = format!(r#"{{"type": "array", "items": {{"enum": [{}]}}}}"#, words.join(","));
+        let g = f.compile(&GrammarSource::JsonSchema(schema)).unwrap();
+        let long = format!("[{}]", words[..200].join(","));
+        let big = decode(&f, &g, &long);
+        assert_eq!(template_states(&f, &g), big);
+        let short = format!("[{}]", words[300..330].join(","));
+        let more = decode(&f, &g, &short);
+        assert!(more >= big + TEMPLATE_MIN_GROWTH && more < big + big / 8, "{big} -> {more}");
+        assert_eq!(template_states(&f, &g), more, "{big} -> {more}");
+    }
 }
