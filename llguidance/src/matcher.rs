@@ -1143,7 +1143,8 @@ fn sliced_mask(
                     c == lexer::Containment::Contained
                 })
         };
-        if whole_first && !slice.is_small() && whole(p, st, &contained) {
+        let asked_first = whole_first && !slice.is_small();
+        if asked_first && whole(p, st, &contained) {
             contained.push(true);
             parts.push(None);
             continue;
@@ -1165,7 +1166,8 @@ fn sliced_mask(
                 continue;
             }
         }
-        let c = whole(p, st, &contained);
+        // Asked first above: not contained (no second lookup).
+        let c = !asked_first && whole(p, st, &contained);
         contained.push(c);
         parts.push(None);
     }
