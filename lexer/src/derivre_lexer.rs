@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use derivre::raw::{DerivCache, ExprSet, NextByteCache, RelevanceCache};
 use derivre::{ExprRef, JsonQuoteOptions, NextByte, RegexAst, RegexBuilder};
-use hashbrown::HashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 
 use crate::classes::ByteClasses;
 use crate::lexer::EMPTY;
@@ -29,7 +31,7 @@ const MISSING: StateId = StateId(u32::MAX);
 const MUST_END: u32 = 1 << 30;
 
 /// The members of a state: live (lexeme, expression) pairs, sorted by lexeme.
-type Members = Box<[(LexemeIdx, ExprRef)]>;
+type Member = (LexemeIdx, ExprRef);
 
 /// The default [`Lexer`]: all lexeme expressions live in one derivre expression store; a
 /// state is the sorted set of (lexeme, expression) pairs still alive; transitions are
@@ -46,27 +48,36 @@ pub struct DerivreLexer {
     num_transitions: usize,
     flags: Vec<StateFlags>,
     // --- per state, read when a lexeme ends ---
-    accepting: Vec<LexemeSet>,
-    possible: Vec<LexemeSet>,
+    /// Indices into `sets`.
+    accepting: Vec<u32>,
+    possible: Vec<u32>,
     forced: Vec<Option<u8>>,
     /// The look-ahead length of the highest-priority accepting lexeme, computed once per
     /// state: a lexeme end asks for it, and a derivre query per end halved warm throughput.
     first_lookahead: Vec<u32>,
-    members: Vec<Members>,
+    members: MemberStore,
     // --- cold ---
-    /// States by (members, is a start state): a start state never equals a state reached
-    /// by reading bytes, so "at the start of a lexeme" is `state == start state`, even for
-    /// a lexeme like `[a-z]*x` whose derivatives loop back to the same expressions.
-    state_ids: HashMap<(Members, bool), StateId>,
+    /// The distinct accepting and possible sets (few: states share them).
+    sets: SetPool,
+    /// Whether each state is a start state.
+    starts: Vec<bool>,
+    /// States by (members, is a start state), hashed by `hasher`: a start state never
+    /// equals a state reached by reading bytes, so "at the start of a lexeme" is `state ==
+    /// start state`, even for a lexeme like `[a-z]*x` whose derivatives loop back to the
+    /// same expressions.
+    state_ids: HashTable<StateId>,
+    hasher: DefaultHashBuilder,
     start_cache: HashMap<LexemeSet, StateId>,
-    prefix_queries: HashMap<RegexSpec, Option<ExprRef>>,
+    // The query caches below are shared between copies until one adds to them (few
+    // queries, added early; a copy of every key was most of copying a small lexer).
+    prefix_queries: Arc<HashMap<RegexSpec, Option<ExprRef>>>,
     /// The expression of each query class `C` (see `prefix_query_expr`).
-    query_classes: HashMap<CharClass, ExprRef>,
+    query_classes: Arc<HashMap<CharClass, ExprRef>>,
     /// Queries of the form `C{m,n}`, answered by walking the DFA.
     /// (index in `walk_classes`, bound) of each query seen; `None` for other shapes.
-    class_repeats: HashMap<RegexSpec, Option<(u32, Option<u32>)>>,
+    class_repeats: Arc<HashMap<RegexSpec, Option<(u32, Option<u32>)>>>,
     /// Character classes of the queries, reduced to one byte per byte class.
-    walk_classes: Vec<CharClass>,
+    walk_classes: Arc<Vec<CharClass>>,
     /// Live depth of each (state, class) walked, with the depth limit of that walk.
     live_depths: HashMap<(StateId, u32), (LiveDepth, u32)>,
     /// Which byte classes lead a state to the same next state (see [`DerivreLexer::spread`]).
@@ -125,13 +136,16 @@ impl DerivreLexer {
             possible: Vec::new(),
             forced: Vec::new(),
             first_lookahead: Vec::new(),
-            members: Vec::new(),
-            state_ids: HashMap::new(),
+            members: MemberStore::default(),
+            sets: SetPool::default(),
+            starts: Vec::new(),
+            state_ids: HashTable::new(),
+            hasher: DefaultHashBuilder::default(),
             start_cache: HashMap::new(),
-            prefix_queries: HashMap::new(),
-            query_classes: HashMap::new(),
-            class_repeats: HashMap::new(),
-            walk_classes: Vec::new(),
+            prefix_queries: Arc::default(),
+            query_classes: Arc::default(),
+            class_repeats: Arc::default(),
+            walk_classes: Arc::default(),
             live_depths: HashMap::new(),
             parts: Partitions::new(classes.map(), num_classes),
             exprs: builder.into_exprset(),
@@ -330,13 +344,13 @@ impl DerivreLexer {
                     let i = match self.walk_classes.iter().position(|x| *x == c) {
                         Some(i) => i,
                         None => {
-                            self.walk_classes.push(c);
+                            Arc::make_mut(&mut self.walk_classes).push(c);
                             self.walk_classes.len() - 1
                         }
                     };
                     (i as u32, q.max)
                 });
-                self.class_repeats.insert(query.clone(), q);
+                Arc::make_mut(&mut self.class_repeats).insert(query.clone(), q);
                 q
             }
         };
@@ -427,10 +441,8 @@ impl DerivreLexer {
     /// [`live_depth`] of walk class `ci` from `state`, at most `limit` characters deep,
     /// creating at most `budget` new states.
     fn walk_class(&mut self, state: StateId, ci: u32, limit: u32, budget: usize) -> LiveDepth {
-        let classes = std::mem::take(&mut self.walk_classes);
-        let d = live_depth(self, state, &classes[ci as usize], Some(limit), WALK_FUEL, budget);
-        self.walk_classes = classes;
-        d
+        let classes = Arc::clone(&self.walk_classes);
+        live_depth(self, state, &classes[ci as usize], Some(limit), WALK_FUEL, budget)
     }
 
     /// derivre's symbolic containment check of `query` in the prefixes of `state`: each
@@ -456,7 +468,7 @@ impl DerivreLexer {
         // The state lives iff one of its members does, so one member proven to contain the
         // query is enough (derivre's check understands shapes like `"body" & ~("k1"|…)`
         // one at a time, not their union); then the union, within what is left of the fuel.
-        let members = members.clone();
+        let members = members.to_vec();
         let cost0 = self.exprs.cost();
         let mut alts: Vec<ExprRef> = Vec::with_capacity(members.len());
         for &(_, e) in members.iter() {
@@ -566,12 +578,13 @@ impl DerivreLexer {
         start: bool,
     ) -> Result<StateId, Error> {
         members.sort_unstable();
-        let members: Members = members.into_boxed_slice();
-        let key = (members, start);
-        if let Some(&s) = self.state_ids.get(&key) {
+        let hash = self.hasher.hash_one((&members[..], start));
+        let (known, starts) = (&self.members, &self.starts);
+        let same =
+            |s: &StateId| &known[s.as_usize()] == &members[..] && starts[s.as_usize()] == start;
+        if let Some(&s) = self.state_ids.find(hash, same) {
             return Ok(s);
         }
-        let members = key.0;
         // Ids stay below the MUST_END bit of table entries whatever the configured limit.
         let limit = self.limits.max_states.min(MUST_END as usize - 1);
         if self.flags.len() >= limit {
@@ -634,11 +647,14 @@ impl DerivreLexer {
         let id = StateId::new(self.flags.len());
         self.first_lookahead.push(first_lookahead);
         self.flags.push(flags);
-        self.accepting.push(accepting);
-        self.possible.push(possible);
+        self.accepting.push(self.sets.intern(accepting, &self.hasher));
+        self.possible.push(self.sets.intern(possible, &self.hasher));
         self.forced.push(forced);
-        self.members.push(members.clone());
-        self.state_ids.insert((members, start), id);
+        self.members.push(&members);
+        self.starts.push(start);
+        let (known, starts, hasher) = (&self.members, &self.starts, &self.hasher);
+        let rehash = |s: &StateId| hasher.hash_one((&known[s.as_usize()], starts[s.as_usize()]));
+        self.state_ids.insert_unique(hash, id, rehash);
         self.table.resize(self.table.len() + self.num_classes, MISSING);
         self.parts.of_state.push(NO_PARTITION);
         self.parts.cold.push(0);
@@ -681,12 +697,12 @@ impl DerivreLexer {
                         })
                         .collect();
                     let c = x.mk_or(&mut chars);
-                    self.query_classes.insert(q.class.clone(), c);
+                    Arc::make_mut(&mut self.query_classes).insert(q.class.clone(), c);
                     c
                 }
             };
             let e = Some(x.mk_repeat(class, q.min, q.max.unwrap_or(u32::MAX)));
-            self.prefix_queries.insert(query.clone(), e);
+            Arc::make_mut(&mut self.prefix_queries).insert(query.clone(), e);
             return e;
         }
         let exprs = &mut self.exprs;
@@ -696,8 +712,76 @@ impl DerivreLexer {
             })
         })
         .ok();
-        self.prefix_queries.insert(query.clone(), e);
+        Arc::make_mut(&mut self.prefix_queries).insert(query.clone(), e);
         e
+    }
+}
+
+/// The members of every state in one array (state `s`'s: `data[spans[s]..spans[s + 1]]`):
+/// a copy of the lexer (each new matcher of a grammar copies its template) copies two
+/// plain arrays, where a box per state took an allocation per state.
+#[derive(Clone)]
+struct MemberStore {
+    data: Vec<Member>,
+    spans: Vec<u32>,
+}
+
+impl Default for MemberStore {
+    fn default() -> Self {
+        MemberStore { data: Vec::new(), spans: vec![0] }
+    }
+}
+
+impl MemberStore {
+    fn get(&self, state: usize) -> Option<&[Member]> {
+        let (&lo, &hi) = (self.spans.get(state)?, self.spans.get(state + 1)?);
+        Some(&self.data[lo as usize..hi as usize])
+    }
+
+    fn push(&mut self, members: &[Member]) {
+        self.data.extend_from_slice(members);
+        self.spans.push(u32::try_from(self.data.len()).expect("fewer than 2^32 members"));
+    }
+
+    fn num_bytes(&self) -> usize {
+        self.data.capacity() * std::mem::size_of::<Member>() + self.spans.capacity() * 4
+    }
+}
+
+impl std::ops::Index<usize> for MemberStore {
+    type Output = [Member];
+
+    fn index(&self, state: usize) -> &[Member] {
+        self.get(state).expect("a known state")
+    }
+}
+
+/// Lexeme sets, each stored once (the accepting and possible sets of states: many states
+/// share theirs) and shared between copies of the lexer, so that a copy allocates nothing
+/// per set (two allocations per state before).
+#[derive(Clone, Default)]
+struct SetPool {
+    sets: Vec<Arc<LexemeSet>>,
+    ids: HashTable<u32>,
+}
+
+impl SetPool {
+    fn intern(&mut self, set: LexemeSet, hasher: &DefaultHashBuilder) -> u32 {
+        let hash = hasher.hash_one(&set);
+        let sets = &self.sets;
+        if let Some(&i) = self.ids.find(hash, |&i| *sets[i as usize] == set) {
+            return i;
+        }
+        let i = u32::try_from(self.sets.len()).expect("fewer than 2^32 sets");
+        self.sets.push(Arc::new(set));
+        let sets = &self.sets;
+        self.ids.insert_unique(hash, i, |&j| hasher.hash_one(&*sets[j as usize]));
+        i
+    }
+
+    fn num_bytes(&self) -> usize {
+        let sets: usize = self.sets.iter().map(|s| s.num_bytes()).sum();
+        sets + self.sets.capacity() * std::mem::size_of::<LexemeSet>() + self.ids.capacity() * 4
     }
 }
 
@@ -966,11 +1050,11 @@ impl Lexer for DerivreLexer {
     }
 
     fn accepting(&self, state: StateId) -> &LexemeSet {
-        self.accepting.get(state.as_usize()).unwrap_or(&EMPTY)
+        self.accepting.get(state.as_usize()).map_or(&EMPTY, |&i| &self.sets.sets[i as usize])
     }
 
     fn possible(&self, state: StateId) -> &LexemeSet {
-        self.possible.get(state.as_usize()).unwrap_or(&EMPTY)
+        self.possible.get(state.as_usize()).map_or(&EMPTY, |&i| &self.sets.sets[i as usize])
     }
 
     fn forced_byte(&mut self, state: StateId) -> Result<Option<u8>, Error> {
@@ -981,7 +1065,7 @@ impl Lexer for DerivreLexer {
         let Some(members) = self.members.get(state.as_usize()) else {
             return 0;
         };
-        if self.accepting[state.as_usize()].first() == Some(lexeme) {
+        if Lexer::accepting(self, state).first() == Some(lexeme) {
             return self.first_lookahead[state.as_usize()] as usize;
         }
         match members.binary_search_by_key(&lexeme, |m| m.0) {
@@ -999,23 +1083,14 @@ impl Lexer for DerivreLexer {
     }
 
     fn num_bytes(&self) -> usize {
-        let sets: usize = self
-            .accepting
-            .iter()
-            .chain(&self.possible)
-            .map(|s| s.num_bytes() + std::mem::size_of::<LexemeSet>())
-            .sum();
-        let members: usize = self
-            .members
-            .iter()
-            .map(|m| 2 * std::mem::size_of_val::<[(LexemeIdx, ExprRef)]>(m))
-            .sum();
         self.table_bytes()
             + self.flags.capacity()
             + self.forced.capacity() * 2
-            + sets
-            + members
-            + self.state_ids.capacity() * (std::mem::size_of::<Members>() + 4)
+            + (self.accepting.capacity() + self.possible.capacity()) * 4
+            + self.sets.num_bytes()
+            + self.members.num_bytes()
+            + self.starts.capacity()
+            + self.state_ids.capacity() * 4
             + self.parts.num_bytes()
             + self.exprs.num_bytes()
             + self.deriv.num_bytes()
