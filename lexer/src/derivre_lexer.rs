@@ -32,6 +32,8 @@ const MUST_END: u32 = 1 << 30;
 
 /// The members of a state: live (lexeme, expression) pairs, sorted by lexeme.
 type Member = (LexemeIdx, ExprRef);
+/// A `C{m,n}` query: its class's index in `walk_classes`, and `n`.
+type ClassRepeatQuery = (u32, Option<u32>);
 
 /// The default [`Lexer`]: all lexeme expressions live in one derivre expression store; a
 /// state is the sorted set of (lexeme, expression) pairs still alive; transitions are
@@ -75,7 +77,7 @@ pub struct DerivreLexer {
     query_classes: Arc<HashMap<CharClass, ExprRef>>,
     /// Queries of the form `C{m,n}`, answered by walking the DFA.
     /// (index in `walk_classes`, bound) of each query seen; `None` for other shapes.
-    class_repeats: Arc<HashMap<RegexSpec, Option<(u32, Option<u32>)>>>,
+    class_repeats: Arc<HashMap<RegexSpec, Option<ClassRepeatQuery>>>,
     /// Character classes of the queries, reduced to one byte per byte class.
     walk_classes: Arc<Vec<CharClass>>,
     /// Live depth of each (state, class) walked, with the depth limit of that walk.
@@ -581,7 +583,7 @@ impl DerivreLexer {
         let hash = self.hasher.hash_one((&members[..], start));
         let (known, starts) = (&self.members, &self.starts);
         let same =
-            |s: &StateId| &known[s.as_usize()] == &members[..] && starts[s.as_usize()] == start;
+            |s: &StateId| known[s.as_usize()] == members[..] && starts[s.as_usize()] == start;
         if let Some(&s) = self.state_ids.find(hash, same) {
             return Ok(s);
         }

@@ -14,18 +14,27 @@ use crate::{Error, Matcher};
 const COMPILE_STACK_BYTES: usize = 64 << 20;
 /// The most tokens [`ParserFactory::warm_up`] decodes in a pass.
 const WARM_UP_TOKENS: usize = 96;
+/// With fewer tags than this, [`ParserFactory::warm_up`] decodes every tag's call (not only
+/// the first): a few lexer states each (~0.5 ms of compile per tag, ~5 µs more per new
+/// matcher, which copies them). With more, none but the first: partly warmed sets were tried
+/// (the tags in order until the lexer knew 1,500 states), and a tag warmed alone had later
+/// decodes of it meet the same cold states (a matcher that learns fewer than
+/// `TEMPLATE_MIN_GROWTH` states does not become the template), p99 not better with 100 or
+/// 400 tools.
+pub(crate) const WARM_UP_ALL_TAGS: usize = 32;
 /// The free text [`ParserFactory::warm_up`] writes before a tag's begin (a free-text state
 /// after a word is another lexer state than the first).
 const WARM_UP_TEXT: &str = "Let me check that. ";
 
-/// The text a structural tag's compile warms its grammar with: the `begin` of a tag (in
-/// document order; the legacy form's structures too), its JSON arguments as far as
+/// The texts a structural tag's compile warms its grammar with, one per tag (in document
+/// order; the legacy form's structures too): the tag's `begin`, its JSON arguments as far as
 /// [`json_warm_up`] writes them, and where it wrote all of them, the tag's `end` and a word of
-/// free text. The tag chosen: the first with whole arguments that start with a string value
-/// (the states of a string's start, an object's end, the end tag and the free text after it
-/// are the same in every tool's call), else the first with whole arguments, else the first
-/// whose arguments start with a string, else the first; `None` without a begin.
-fn warm_up_text(json: &str) -> Option<String> {
+/// free text. First: the first tag with whole arguments that start with a string value (the
+/// states of a string's start, an object's end, the end tag and the free text after it are
+/// the same in every tool's call), else the first with whole arguments, else the first whose
+/// arguments start with a string, else the first; the others after it in that order. None
+/// without a begin.
+fn warm_up_texts(json: &str) -> Vec<String> {
     fn find(v: &serde_json::Value, out: &mut Vec<(u8, String)>) {
         match v {
             serde_json::Value::Object(o) => {
@@ -60,9 +69,12 @@ fn warm_up_text(json: &str) -> Option<String> {
         }
     }
     let mut texts = Vec::new();
-    find(&serde_json::from_str(json).ok()?, &mut texts);
-    let best = texts.iter().map(|t| t.0).max()?;
-    texts.into_iter().find(|t| t.0 == best).map(|t| t.1)
+    if let Ok(v) = serde_json::from_str(json) {
+        find(&v, &mut texts);
+    }
+    // Best first; document order among equals (a stable sort).
+    texts.sort_by_key(|t| std::cmp::Reverse(t.0));
+    texts.into_iter().map(|t| t.1).collect()
 }
 
 /// An instance of an object schema as a model writes it (`{"key": value, ...}`, its
@@ -345,8 +357,8 @@ impl ParserFactory {
         // with a known, large stack so the limits, not the caller's stack size, decide, and
         // so a panic becomes an error.
         let warm = match source {
-            GrammarSource::StructuralTag(json) => warm_up_text(json),
-            _ => None,
+            GrammarSource::StructuralTag(json) => warm_up_texts(json),
+            _ => Vec::new(),
         };
         let source = source.clone();
         let shared = Arc::clone(&self.shared);
@@ -356,13 +368,13 @@ impl ParserFactory {
             Ok(Arc::new(grammars::compile(&ir, Some(vocab), &shared.limits)?))
         };
         let g = compile_thread::run(run)??;
-        if let Some(text) = warm {
-            self.warm_up(&g, &text);
+        if let Some((first, more)) = warm.split_first() {
+            self.warm_up(&g, first, more);
         }
         Ok(g)
     }
 
-    /// Decodes `text` ([`warm_up_text`]: a tag's begin, `<tool_call>\n{"name": "f",
+    /// Decodes `text` ([`warm_up_texts`]: a tag's begin, `<tool_call>\n{"name": "f",
     /// "arguments": `, its arguments as far as their schema fixes them, and where it does,
     /// the end tag and a word after it), after a few words of free text where the grammar
     /// takes them, with a matcher of `g`, a mask before each token, twice, and drops the
@@ -372,15 +384,16 @@ impl ParserFactory {
     /// set, a string value's start, the end tag: 0.1-2.9 ms each, where warm ones take 2-50
     /// µs); the second pass splits the trie walks there (see `Walks` in the matcher), which a
     /// state's second mask does. XGrammar pays for its states in its compile; so do we here,
-    /// and a fresh tool set's first decode is warm too, except in the called tool's own
-    /// states (its name after the first token, its keys): warming every tool was tried and
-    /// dropped, as each new matcher copies the lexer, and a lexer with every tool's states
-    /// took 1.6-2.1 ms to copy with 400 tools (0.35-0.45 ms without). Best effort: a pass
+    /// and a fresh tool set's first decode is warm too. The called tool's own states (its
+    /// name after the first token, its keys) are warmed only with fewer than
+    /// [`WARM_UP_ALL_TAGS`] tags, whose calls (`more`) are then decoded once each: each new
+    /// matcher copies the lexer, and one with every tool's states took ~0.4 ms to copy with
+    /// 400 tools (0.15 ms without). Best effort: a pass
     /// stops at the first token the grammar does not take (free text where a tag must come
     /// first: the text alone is then decoded; a begin the model writes with a special token;
     /// a value the schema refuses), after [`WARM_UP_TOKENS`] tokens, or on an error (which a
     /// real decode meets and reports).
-    fn warm_up(&self, g: &Arc<CompiledGrammar>, text: &str) {
+    fn warm_up(&self, g: &Arc<CompiledGrammar>, text: &str, more: &[String]) {
         // The tokens the grammar took (the masks along them are a draft's); an error
         // mid-way counts as taken, so only a refused first token makes the text go alone.
         let decode = |toks: &[toktrie::TokenId]| -> usize {
@@ -399,6 +412,12 @@ impl ParserFactory {
         }
         // The second pass splits the walks at the states the first one built.
         decode(&toks);
+        // A small tool set: every other tag's call too, once each.
+        if more.len() < WARM_UP_ALL_TAGS {
+            for text in more {
+                decode(&tok(text));
+            }
+        }
     }
 
     /// LLGuidance's grammar string ([`GrammarSource::LlGuidance`]) compiled, with its
@@ -639,7 +658,7 @@ mod tests {
     }
 
     #[test]
-    fn warm_up_picks_a_tag_with_whole_arguments_starting_with_a_string() {
+    fn warm_up_puts_first_a_tag_with_whole_arguments_starting_with_a_string() {
         let partial = tag("p", json!({"properties": {"o": {"type": "object"}}, "required": ["o"]}));
         let number = tag("n", json!({"properties": {"x": {"type": "number"}}, "required": ["x"]}));
         let string = tag("s", json!({"properties": {"x": {"type": "string"}}, "required": ["x"]}));
@@ -648,18 +667,18 @@ mod tests {
                    "triggers": ["<f="], "tags": tags}})
             .to_string()
         };
-        let text = warm_up_text(&st(vec![partial.clone(), number.clone(), string])).unwrap();
-        assert_eq!(text, r#"<f=s>{"x": "a"}</f> Done."#);
-        let text = warm_up_text(&st(vec![partial.clone(), number])).unwrap();
-        assert_eq!(text, r#"<f=n>{"x": 1}</f> Done."#);
-        assert_eq!(warm_up_text(&st(vec![partial])).unwrap(), r#"<f=p>{"o": {"#);
+        let texts = warm_up_texts(&st(vec![partial.clone(), number.clone(), string]));
+        let want =
+            [r#"<f=s>{"x": "a"}</f> Done."#, r#"<f=n>{"x": 1}</f> Done."#, r#"<f=p>{"o": {"#];
+        assert_eq!(texts, want);
+        let texts = warm_up_texts(&st(vec![partial.clone(), number]));
+        assert_eq!(texts, want[1..]);
+        assert_eq!(warm_up_texts(&st(vec![partial])), want[2..]);
         // The legacy form: a structure's schema.
         let legacy = json!({"type": "structural_tag", "triggers": ["<g"], "structures": [
             {"begin": "<g>", "schema": {"properties": {"a": {"type": "string"}}}, "end": "</g>"}]});
-        assert_eq!(warm_up_text(&legacy.to_string()).unwrap(), "<g>{}</g> Done.");
-        assert_eq!(
-            warm_up_text(r#"{"type": "structural_tag", "format": {"type": "any_text"}}"#),
-            None
-        );
+        assert_eq!(warm_up_texts(&legacy.to_string()), ["<g>{}</g> Done."]);
+        let any_text = r#"{"type": "structural_tag", "format": {"type": "any_text"}}"#;
+        assert!(warm_up_texts(any_text).is_empty());
     }
 }

@@ -326,7 +326,7 @@ impl Matcher {
 
     /// How many states the matcher's lexer knows (0 for the token DFA engine).
     #[cfg(test)]
-    fn lexer_states(&self) -> usize {
+    pub(crate) fn lexer_states(&self) -> usize {
         self.lexer.as_ref().map_or(0, |l| {
             lexer::Lexer::num_states(&l.lock().unwrap_or_else(|e| e.into_inner()).lexer)
         })
@@ -1228,6 +1228,38 @@ mod tests {
             m.consume_token(t).unwrap();
         }
         m.lexer_states()
+    }
+
+    /// The compile of a small tool set decodes every tool's call (a first call of any tool
+    /// meets no new lexer state); a large one decodes only the first.
+    #[test]
+    fn a_small_tool_set_is_warmed_for_every_tool() {
+        let f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+        let tags = |n: usize| -> String {
+            let tags: Vec<String> = (0..n)
+                .map(|i| {
+                    format!(
+                        r#"{{"type": "tag", "begin": "<f=t{i}>", "end": "</f>", "content":
+                        {{"type": "json_schema", "json_schema": {{"type": "object",
+                        "properties": {{"zq{i}xw": {{"type": "string"}}}},
+                        "required": ["zq{i}xw"]}}}}}}"#
+                    )
+                })
+                .collect();
+            format!(
+                r#"{{"type": "structural_tag", "format": {{"type": "triggered_tags",
+                "triggers": ["<f="], "tags": [{}]}}}}"#,
+                tags.join(",")
+            )
+        };
+        // States a first call of the third tool learns.
+        let learned = |n: usize| {
+            let g = f.compile(&GrammarSource::StructuralTag(tags(n))).unwrap();
+            let before = template_states(&f, &g);
+            decode(&f, &g, r#"Sure. <f=t2>{"zq2xw": "hello"}</f> Done."#) - before
+        };
+        let (small, large) = (learned(3), learned(crate::factory::WARM_UP_ALL_TAGS + 8));
+        assert!(small == 0 && large >= 4, "{small} / {large}");
     }
 
     /// A finished matcher that learned a few states more than the template (each later
