@@ -1,12 +1,11 @@
 //! [`DerivreLexer`]: the default implementation, a lazily built DFA whose states are
 //! hash-consed sets of live (lexeme, derivative) pairs, over the `derivre` crate.
 
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use derivre::raw::{DerivCache, ExprSet, NextByteCache, RelevanceCache};
 use derivre::{ExprRef, JsonQuoteOptions, NextByte, RegexAst, RegexBuilder};
-use std::hash::BuildHasher;
-
 use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 
 use crate::classes::ByteClasses;
@@ -781,9 +780,12 @@ impl SetPool {
         i
     }
 
+    /// Counted in full in every copy (the sets are shared).
     fn num_bytes(&self) -> usize {
-        let sets: usize = self.sets.iter().map(|s| s.num_bytes()).sum();
-        sets + self.sets.capacity() * std::mem::size_of::<LexemeSet>() + self.ids.capacity() * 4
+        // Each set: its words, and the `Arc`'s allocation (two counts and the set).
+        let sets: usize = self.sets.iter().map(|s| s.num_bytes() + 16).sum();
+        let each = std::mem::size_of::<Arc<LexemeSet>>() + std::mem::size_of::<LexemeSet>();
+        sets + self.sets.capacity() * each + self.ids.capacity() * 4
     }
 }
 

@@ -15,7 +15,7 @@ const COMPILE_STACK_BYTES: usize = 64 << 20;
 /// The most tokens [`ParserFactory::warm_up`] decodes in a pass.
 const WARM_UP_TOKENS: usize = 96;
 /// With fewer tags than this, [`ParserFactory::warm_up`] decodes every tag's call (not only
-/// the first): a few lexer states each (~0.5 ms of compile per tag, ~5 µs more per new
+/// the first): a few lexer states each (~0.8 ms of compile per tag, ~3 µs more per new
 /// matcher, which copies them). With more, none but the first: partly warmed sets were tried
 /// (the tags in order until the lexer knew 1,500 states), and a tag warmed alone had later
 /// decodes of it meet the same cold states (a matcher that learns fewer than
@@ -388,11 +388,10 @@ impl ParserFactory {
     /// name after the first token, its keys) are warmed only with fewer than
     /// [`WARM_UP_ALL_TAGS`] tags, whose calls (`more`) are then decoded once each: each new
     /// matcher copies the lexer, and one with every tool's states took ~0.4 ms to copy with
-    /// 400 tools (0.15 ms without). Best effort: a pass
-    /// stops at the first token the grammar does not take (free text where a tag must come
-    /// first: the text alone is then decoded; a begin the model writes with a special token;
-    /// a value the schema refuses), after [`WARM_UP_TOKENS`] tokens, or on an error (which a
-    /// real decode meets and reports).
+    /// 400 tools (0.15 ms without). Best effort: a pass stops at the first token the grammar
+    /// does not take (free text where a tag must come first: the text alone is then decoded;
+    /// a begin the model writes with a special token; a value the schema refuses), after
+    /// [`WARM_UP_TOKENS`] tokens, or on an error (which a real decode meets and reports).
     fn warm_up(&self, g: &Arc<CompiledGrammar>, text: &str, more: &[String]) {
         // The tokens the grammar took (the masks along them are a draft's); an error
         // mid-way counts as taken, so only a refused first token makes the text go alone.
