@@ -282,3 +282,48 @@ mod derivre_lexer {
         assert!(l.num_bytes() > l.table_bytes());
     }
 }
+
+/// A copy of a lexer (what a new matcher of a grammar starts from) shares the states known
+/// when it was made, by number, and then learns on its own: new states in either do not show
+/// in the other, and every walk ends where a fresh lexer's does (same sets).
+#[test]
+fn a_copy_shares_known_states_and_learns_on_its_own() {
+    use lexer::DerivreLexer;
+    let s = spec(&[
+        ("WORD", RegexSpec::regex("[a-z]+x"), LexemeKind::Greedy),
+        ("KEY", RegexSpec::regex("key|kez|kay"), LexemeKind::Greedy),
+        ("NUM", RegexSpec::regex("[0-9]+"), LexemeKind::Greedy),
+    ]);
+    let all: LexemeSet = (0..3).map(LexemeIdx).collect();
+    let walk = |l: &mut DerivreLexer, text: &str| -> StateId {
+        let mut st = l.start_state(&all).unwrap();
+        for &b in text.as_bytes() {
+            st = l.advance(st, b).unwrap();
+        }
+        st
+    };
+    let mut a = DerivreLexer::new(&s).unwrap();
+    let ke = walk(&mut a, "ke");
+    let known = a.num_states();
+    let mut b = a.clone();
+    assert_eq!(walk(&mut b, "ke"), ke, "a known state keeps its number in the copy");
+    let bz = walk(&mut b, "kez");
+    let a1 = walk(&mut a, "123");
+    assert!(b.num_states() > known && a.num_states() > known);
+    assert_eq!(b.num_states() - known, 1, "the copy learned only `kez`'s state");
+    // After a digit, `[0-9]+`'s derivative loops: one state for "123".
+    assert_eq!(a.num_states() - known, 1, "the original learned only the digits' state");
+    for (l, st, text) in [(&mut a, a1, "123"), (&mut b, bz, "kez")] {
+        let mut fresh = DerivreLexer::new(&s).unwrap();
+        let f = walk(&mut fresh, text);
+        assert_eq!(l.accepting(st), fresh.accepting(f), "{text}");
+        assert_eq!(l.possible(st), fresh.possible(f), "{text}");
+        assert_eq!(l.flags(st), fresh.flags(f), "{text}");
+    }
+    // The same sets in both, states learned apart (`kaz`: not a key, a word's prefix).
+    let (sa, sb) = (walk(&mut a, "kay"), walk(&mut b, "kay"));
+    assert_eq!(a.accepting(sa), b.accepting(sb));
+    let (sa, sb) = (walk(&mut a, "kaz"), walk(&mut b, "kaz"));
+    assert_eq!(a.possible(sa), b.possible(sb));
+    assert!(a.accepting(sa).is_empty());
+}
