@@ -286,6 +286,7 @@ mod derivre_lexer {
 /// A copy of a lexer (what a new matcher of a grammar starts from) shares the states known
 /// when it was made, by number, and then learns on its own: new states in either do not show
 /// in the other, and every walk ends where a fresh lexer's does (same sets).
+#[cfg(feature = "derivre")]
 #[test]
 fn a_copy_shares_known_states_and_learns_on_its_own() {
     use lexer::DerivreLexer;
