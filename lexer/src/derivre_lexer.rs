@@ -39,8 +39,9 @@ type ClassRepeatQuery = (u32, Option<u32>);
 /// cached in a flat table `table[state * num_classes + class_of[byte]]`, filled on a miss by
 /// taking derivatives on the raw byte.
 ///
-/// `Clone` copies everything, warm table included; a clone is independent.
-#[derive(Clone)]
+/// `Clone` copies everything, warm table included; a clone is independent. The copy's
+/// per-state arrays get room for [`DerivreLexer::copy_room`] more states, so its first new
+/// states do not reallocate (and copy) them.
 pub struct DerivreLexer {
     // --- hot ---
     class_of: [u8; 256],
@@ -66,7 +67,8 @@ pub struct DerivreLexer {
     /// equals a state reached by reading bytes, so "at the start of a lexeme" is `state ==
     /// start state`, even for a lexeme like `[a-z]*x` whose derivatives loop back to the
     /// same expressions.
-    state_ids: HashTable<StateId>,
+    /// Each with its hash, so that growing the table rehashes no members.
+    state_ids: HashTable<(u64, StateId)>,
     hasher: DefaultHashBuilder,
     start_cache: HashMap<LexemeSet, StateId>,
     // The query caches below are shared between copies until one adds to them (few
@@ -93,6 +95,54 @@ pub struct DerivreLexer {
     spec: Arc<LexerSpec>,
 }
 
+/// A copy of `v` with room for `extra` more elements (a plain `clone` has none: the first
+/// push after it reallocates and copies the whole array).
+fn with_room<T: Clone>(v: &[T], extra: usize) -> Vec<T> {
+    let mut out = Vec::with_capacity(v.len() + extra);
+    out.extend_from_slice(v);
+    out
+}
+
+impl Clone for DerivreLexer {
+    fn clone(&self) -> Self {
+        let room = self.copy_room();
+        let mut state_ids = self.state_ids.clone();
+        // Hashes are stored: growing moves entries, it hashes nothing.
+        state_ids.reserve(room, |e| e.0);
+        DerivreLexer {
+            class_of: self.class_of,
+            num_classes: self.num_classes,
+            table: with_room(&self.table, room * self.num_classes),
+            num_transitions: self.num_transitions,
+            flags: with_room(&self.flags, room),
+            accepting: with_room(&self.accepting, room),
+            possible: with_room(&self.possible, room),
+            forced: with_room(&self.forced, room),
+            first_lookahead: with_room(&self.first_lookahead, room),
+            members: self.members.with_room(room),
+            sets: self.sets.clone(),
+            starts: with_room(&self.starts, room),
+            state_ids,
+            hasher: self.hasher.clone(),
+            start_cache: self.start_cache.clone(),
+            prefix_queries: self.prefix_queries.clone(),
+            query_classes: self.query_classes.clone(),
+            class_repeats: self.class_repeats.clone(),
+            walk_classes: self.walk_classes.clone(),
+            live_depths: self.live_depths.clone(),
+            parts: self.parts.with_room(room),
+            exprs: self.exprs.clone(),
+            deriv: self.deriv.clone(),
+            relevance: self.relevance.clone(),
+            next_byte: self.next_byte.clone(),
+            lexeme_exprs: self.lexeme_exprs.clone(),
+            lazy: self.lazy.clone(),
+            limits: self.limits.clone(),
+            spec: self.spec.clone(),
+        }
+    }
+}
+
 impl std::fmt::Debug for DerivreLexer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DerivreLexer")
@@ -104,7 +154,18 @@ impl std::fmt::Debug for DerivreLexer {
     }
 }
 
+/// A copy's room for new states: at least [`COPY_ROOM_MIN`], a quarter of the states known.
+const COPY_ROOM_MIN: usize = 64;
+
 impl DerivreLexer {
+    /// How many new states a copy ([`Clone`]) holds without reallocating its per-state
+    /// arrays: a matcher's copy of its grammar's lexer learns tens to a few hundred states,
+    /// and the first one reallocated every array the copy had just made (a tool set of 400
+    /// functions: ~1 MB copied again, the slowest mask of a first decode).
+    pub fn copy_room(&self) -> usize {
+        (self.flags.len() / 4).max(COPY_ROOM_MIN)
+    }
+
     /// Compiles `spec` with the default [`LexerLimits`].
     pub fn new(spec: &LexerSpec) -> Result<Self, Error> {
         Self::with_limits(Arc::new(spec.clone()), LexerLimits::default())
@@ -583,7 +644,7 @@ impl DerivreLexer {
         let (known, starts) = (&self.members, &self.starts);
         let same =
             |s: &StateId| known[s.as_usize()] == members[..] && starts[s.as_usize()] == start;
-        if let Some(&s) = self.state_ids.find(hash, same) {
+        if let Some(&(_, s)) = self.state_ids.find(hash, |e| same(&e.1)) {
             return Ok(s);
         }
         // Ids stay below the MUST_END bit of table entries whatever the configured limit.
@@ -653,9 +714,7 @@ impl DerivreLexer {
         self.forced.push(forced);
         self.members.push(&members);
         self.starts.push(start);
-        let (known, starts, hasher) = (&self.members, &self.starts, &self.hasher);
-        let rehash = |s: &StateId| hasher.hash_one((&known[s.as_usize()], starts[s.as_usize()]));
-        self.state_ids.insert_unique(hash, id, rehash);
+        self.state_ids.insert_unique(hash, (hash, id), |e| e.0);
         self.table.resize(self.table.len() + self.num_classes, MISSING);
         self.parts.of_state.push(NO_PARTITION);
         self.parts.cold.push(0);
@@ -737,6 +796,16 @@ impl MemberStore {
     fn get(&self, state: usize) -> Option<&[Member]> {
         let (&lo, &hi) = (self.spans.get(state)?, self.spans.get(state + 1)?);
         Some(&self.data[lo as usize..hi as usize])
+    }
+
+    /// A copy with room for `states` more states (of as many members as the average).
+    fn with_room(&self, states: usize) -> MemberStore {
+        let n = self.spans.len().max(2) - 1;
+        let per_state = self.data.len().div_ceil(n).max(1);
+        MemberStore {
+            data: with_room(&self.data, states * per_state),
+            spans: with_room(&self.spans, states),
+        }
     }
 
     fn push(&mut self, members: &[Member]) {
@@ -1094,7 +1163,7 @@ impl Lexer for DerivreLexer {
             + self.sets.num_bytes()
             + self.members.num_bytes()
             + self.starts.capacity()
-            + self.state_ids.capacity() * 4
+            + self.state_ids.capacity() * 12
             + self.parts.num_bytes()
             + self.exprs.num_bytes()
             + self.deriv.num_bytes()
@@ -1150,6 +1219,19 @@ struct Partitions {
 }
 
 impl Partitions {
+    /// A copy with room for `states` more states.
+    fn with_room(&self, states: usize) -> Partitions {
+        Partitions {
+            class_rep: self.class_rep.clone(),
+            labels: self.labels.clone(),
+            ids: self.ids.clone(),
+            of_expr: self.of_expr.clone(),
+            of_state: with_room(&self.of_state, states),
+            cold: with_room(&self.cold, states),
+            on: self.on,
+        }
+    }
+
     fn new(class_of: &[u8; 256], num_classes: usize) -> Partitions {
         let mut class_rep = vec![0u8; num_classes];
         for b in (0..=255u8).rev() {
@@ -1408,6 +1490,50 @@ mod spread_tests {
         // The spread entries were used (the test exercises them).
         assert!(spread_hits > 1000, "{spread_hits}");
         assert!(a.num_transitions() < b.num_transitions());
+    }
+
+    /// A copy learns up to [`DerivreLexer::copy_room`] states in the arrays it was made with
+    /// (no reallocation: the first new state of a matcher's copy used to copy them all
+    /// again), and agrees with the original on every state both know.
+    #[test]
+    fn a_copy_has_room_for_new_states() {
+        let spec = spec();
+        let mut a = DerivreLexer::new(&spec).unwrap();
+        let all = spec.all();
+        let s0 = a.start_state(&all).unwrap();
+        let mut s = s0;
+        for &b in br#""ab"#.iter() {
+            s = a.advance(s, b).unwrap();
+        }
+        let mut c = a.clone();
+        let known = c.flags.len();
+        let room = c.copy_room();
+        assert!(room >= COPY_ROOM_MIN);
+        let ptrs = |l: &DerivreLexer| {
+            (l.table.as_ptr(), l.flags.as_ptr(), l.members.data.as_ptr(), l.members.spans.as_ptr())
+        };
+        let before = ptrs(&c);
+        // New states in the copy: number literals of growing length, each prefix a state.
+        let mut learned = 0;
+        'outer: for n in 0..64u32 {
+            let mut t = c.start_state(&all).unwrap();
+            for b in format!("{}.{}e+{}", 10u64.pow(n % 12) + n as u64, n, n).bytes() {
+                t = c.advance(t, b).unwrap();
+                learned = c.flags.len() - known;
+                if learned + 8 >= room {
+                    break 'outer;
+                }
+            }
+        }
+        assert!(learned > 8, "the copy learned {learned} states");
+        assert_eq!(ptrs(&c), before, "a copy reallocated within its room");
+        // The copy's known states answer as the original's.
+        let (mut x, mut y) = (s0, s0);
+        for &b in br#""ab"#.iter() {
+            (x, y) = (a.advance(x, b).unwrap(), c.advance(y, b).unwrap());
+            assert_eq!(x, y);
+            assert_eq!(a.flags(x), c.flags(y));
+        }
     }
 }
 
