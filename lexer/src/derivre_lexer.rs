@@ -123,7 +123,7 @@ impl Clone for DerivreLexer {
             sets: self.sets.clone(),
             starts: with_room(&self.starts, room),
             state_ids,
-            hasher: self.hasher.clone(),
+            hasher: self.hasher,
             start_cache: self.start_cache.clone(),
             prefix_queries: self.prefix_queries.clone(),
             query_classes: self.query_classes.clone(),
