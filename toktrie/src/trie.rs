@@ -558,28 +558,35 @@ impl TokTrie {
         start: u32,
         mut step: impl FnMut(u32, u8) -> Option<Option<u32>>,
     ) -> SplitWalk {
-        let end = self.ff_node.min(self.nodes.len());
+        let nodes = &self.nodes[..self.ff_node.min(self.nodes.len())];
         let mut ids = Vec::new();
         let mut frontier = Vec::new();
-        // The state after each node on the path; `stack[0]` is the root's.
-        let mut stack = vec![start];
+        // The state after each node on the path, `stack[0]` the root's; `depth` entries are
+        // in use (as [`TokTrie::walk_root`]: the node's fields read raw, no push or truncate
+        // per node; a path is at most the longest token, plus the root).
+        let mut stack = vec![start; self.max_token_len + 2];
+        let mut depth = 1usize;
         let mut decided = 0;
         let mut p = 1;
-        while p < end {
-            let n = self.nodes[p];
-            let cur = *stack.last().expect("the root's state stays");
+        while p < nodes.len() {
+            let n = nodes[p];
+            let cur = stack[depth - 1];
+            let pop = n.parents_raw();
+            let pop =
+                if pop != TrieNode::PARENTS_ESCAPE { pop as usize } else { self.num_parents(p) };
             match step(cur, n.byte()) {
                 Some(Some(next)) => {
                     decided += 1;
-                    if let Some(t) = n.token() {
-                        ids.push(t);
+                    let t = n.token_raw();
+                    if t != TrieNode::NO_TOKEN {
+                        ids.push(TokenId(t));
                     }
-                    if self.subtree_size(p) == 1 {
+                    if n.subtree_raw() == 1 {
                         // A leaf: it and the levels that end with it.
-                        let keep = (stack.len() + 1).saturating_sub(self.num_parents(p)).max(1);
-                        stack.truncate(keep);
+                        depth = (depth + 1).saturating_sub(pop).max(1);
                     } else {
-                        stack.push(next);
+                        stack[depth] = next;
+                        depth += 1;
                     }
                     p += 1;
                 }
@@ -589,8 +596,7 @@ impl TokTrie {
                     } else {
                         frontier.push((p as u32, cur));
                     }
-                    let keep = (stack.len() + 1).saturating_sub(self.num_parents(p)).max(1);
-                    stack.truncate(keep);
+                    depth = (depth + 1).saturating_sub(pop).max(1);
                     p += self.subtree_size(p);
                 }
             }
