@@ -9,8 +9,71 @@
 //! same matchers from batch to batch, and a slow mask (a cold lexer state) is balanced by the
 //! other threads claiming more runs.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a helper woken ahead of a batch ([`prewake`]) waits for it, spinning.
+const PREWAKE_SPIN: Duration = Duration::from_millis(2);
+
+/// A helper woken ahead of the next batch on rayon's global pool. A pool thread that has
+/// gone to sleep starts 80-620 us after it is handed a batch on the 2-core machine (measured
+/// inside the batch bench), a large part of a batch of 64 masks; a server consumes every
+/// sequence's token right before it asks for the next batch, so the first consume after a
+/// batch wakes one helper ([`prewake`]), which spins until the batch opens (at most
+/// [`PREWAKE_SPIN`]) and joins it at once.
+struct Prewake {
+    /// A batch ran on the global pool and no helper was woken since.
+    armed: AtomicBool,
+    /// Helpers spinning now.
+    spinning: AtomicUsize,
+    /// Bumped when a batch opens (after `open` is set).
+    epoch: AtomicU64,
+    /// The batch open now, if any.
+    open: Mutex<Option<Arc<Batch>>>,
+}
+
+static NEXT: Prewake = Prewake {
+    armed: AtomicBool::new(false),
+    spinning: AtomicUsize::new(0),
+    epoch: AtomicU64::new(0),
+    open: Mutex::new(None),
+};
+
+/// Wakes a helper for the next batch if a batch ran on rayon's global pool since the last
+/// call (the first of a step's consumes; the others find nothing to do: one atomic load).
+/// Called by [`Matcher::consume_token`](crate::Matcher::consume_token).
+pub fn prewake() {
+    if !NEXT.armed.load(Ordering::Relaxed) || !NEXT.armed.swap(false, Ordering::AcqRel) {
+        return;
+    }
+    let since = NEXT.epoch.load(Ordering::SeqCst);
+    NEXT.spinning.fetch_add(1, Ordering::SeqCst);
+    rayon::spawn(move || {
+        let opened = || NEXT.epoch.load(Ordering::SeqCst) != since;
+        let t0 = Instant::now();
+        let mut spins = 0u32;
+        while !opened() {
+            spins = spins.wrapping_add(1);
+            if spins % 64 == 0 && t0.elapsed() > PREWAKE_SPIN {
+                break;
+            }
+            // No `spin_loop` hint (PAUSE): a hypervisor may deschedule a vCPU that loops on
+            // PAUSE, taking it for a lock waiter; the batch bench was no slower without it.
+        }
+        NEXT.spinning.fetch_sub(1, Ordering::SeqCst);
+        // Checked again after leaving the count: a batch that opened meanwhile saw this
+        // helper counted and spawned none of its own.
+        if opened() {
+            let b = NEXT.open.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if let Some(b) = b {
+                #[cfg(test)]
+                tests::PREWAKE_JOINS.fetch_add(1, Ordering::Relaxed);
+                b.help();
+            }
+        }
+    });
+}
 
 /// Claims of runs from both ends of `0..n`: the front in the low 32 bits, the back (one
 /// past the last unclaimed run) in the high 32 bits.
@@ -79,7 +142,14 @@ pub fn for_each_split<T: Send>(
         left: Condvar::new(),
     });
     let closer = Closer(&batch);
-    for _ in 1..threads.min(runs.len()) {
+    let mut helpers = threads.min(runs.len()) - 1;
+    if pool.is_none() {
+        // Helpers woken ahead (`prewake`) join without a job of their own.
+        *NEXT.open.lock().unwrap_or_else(|e| e.into_inner()) = Some(batch.clone());
+        NEXT.epoch.fetch_add(1, Ordering::SeqCst);
+        helpers = helpers.saturating_sub(NEXT.spinning.load(Ordering::SeqCst));
+    }
+    for _ in 0..helpers {
         let b = batch.clone();
         let job = move || b.help();
         match pool {
@@ -89,6 +159,13 @@ pub fn for_each_split<T: Send>(
     }
     work(true);
     drop(closer);
+    if pool.is_none() {
+        let mut open = NEXT.open.lock().unwrap_or_else(|e| e.into_inner());
+        if open.as_ref().is_some_and(|b| Arc::ptr_eq(b, &batch)) {
+            *open = None;
+        }
+        NEXT.armed.store(true, Ordering::Relaxed);
+    }
     let panic = batch.state.lock().unwrap_or_else(|e| e.into_inner()).panic.take();
     if let Some(p) = panic {
         std::panic::resume_unwind(p);
@@ -150,6 +227,9 @@ impl Drop for Closer<'_> {
 mod tests {
     use super::*;
 
+    /// Batches a helper woken ahead joined.
+    pub(super) static PREWAKE_JOINS: AtomicUsize = AtomicUsize::new(0);
+
     #[test]
     fn every_item_once_whatever_the_pool() {
         for threads in [1, 2, 3, 8] {
@@ -187,6 +267,53 @@ mod tests {
         let n = done.load(Ordering::SeqCst);
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert_eq!(done.load(Ordering::SeqCst), n);
+    }
+
+    /// Batches on the global pool with a helper woken ahead of each (as consumes do), one
+    /// whose helper gave up waiting, and a woken helper with no batch after it: every item
+    /// is done once each time, and the helpers joined some of the batches.
+    #[test]
+    fn helpers_woken_ahead_join_the_next_batch() {
+        let joined = AtomicUsize::new(0);
+        let caller = std::thread::current().id();
+        let joins = PREWAKE_JOINS.load(Ordering::Relaxed);
+        for round in 0..200 {
+            prewake();
+            if round % 50 == 7 {
+                // Longer than a helper waits.
+                std::thread::sleep(PREWAKE_SPIN * 2);
+            } else if round % 2 == 0 {
+                // The helper has started and spins when the batch opens (as after a step's
+                // consumes; it starts within ~0.6 ms and waits `PREWAKE_SPIN`).
+                std::thread::sleep(PREWAKE_SPIN / 2);
+            }
+            let mut items: Vec<(usize, u32)> = (0..64).map(|i| (i, 0)).collect();
+            for_each_split(None, &mut items, |(_, c)| {
+                if std::thread::current().id() != caller {
+                    joined.fetch_add(1, Ordering::Relaxed);
+                }
+                // Enough work per item for a helper to arrive before the caller is done.
+                let t = Instant::now();
+                while t.elapsed() < Duration::from_micros(20) {
+                    std::hint::spin_loop();
+                }
+                *c += 1;
+            });
+            assert!(items.iter().all(|&(_, c)| c == 1), "round {round}");
+        }
+        prewake();
+        // It gives up after `PREWAKE_SPIN` (other tests may wake helpers of their own).
+        let t = Instant::now();
+        while NEXT.spinning.load(Ordering::SeqCst) > 0 && t.elapsed() < PREWAKE_SPIN * 50 {
+            std::thread::sleep(PREWAKE_SPIN / 4);
+        }
+        assert_eq!(NEXT.spinning.load(Ordering::SeqCst), 0, "a helper still spinning");
+        if rayon::current_num_threads() > 1 {
+            assert!(joined.load(Ordering::Relaxed) > 0, "no helper joined a batch");
+            // Most of the rounds that waited for their spinning helper had it join.
+            let n = PREWAKE_JOINS.load(Ordering::Relaxed) - joins;
+            assert!(n >= 50, "helpers woken ahead joined {n} batches");
+        }
     }
 
     #[test]

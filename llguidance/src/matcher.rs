@@ -537,6 +537,7 @@ impl Matcher {
 
     /// Consumes one token; a token the grammar does not allow is an error (sticky).
     pub fn consume_token(&mut self, t: TokenId) -> Result<(), Error> {
+        crate::batch::prewake();
         self.guarded(true, |m| m.consume_inner(t))
     }
 
