@@ -1,8 +1,8 @@
 //! `LLExecutor`: masks and token consumption for a batch of matchers on a thread pool and
-//! the calling thread (`llguidance::batch::for_each_split`), with the GIL released for the
+//! the calling thread (`llguidance::batch::for_each_split_shared`: the first consume after a batch wakes a pool thread for the next one), with the GIL released for the
 //! whole batch.
 
-use llguidance::batch::for_each_split;
+use llguidance::batch::for_each_split_shared;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -44,7 +44,7 @@ fn tuples<'py>(
 /// A thread pool for batches of matchers.
 #[pyclass(frozen, module = "llg_rs._lib")]
 pub struct LLExecutor {
-    pool: rayon::ThreadPool,
+    pool: std::sync::Arc<rayon::ThreadPool>,
 }
 
 fn default_threads() -> usize {
@@ -66,7 +66,7 @@ impl LLExecutor {
             .thread_name(|i| format!("llg_rs-{i}"))
             .build()
             .map_err(|e| PyValueError::new_err(format!("thread pool: {e}")))?;
-        Ok(LLExecutor { pool })
+        Ok(LLExecutor { pool: std::sync::Arc::new(pool) })
     }
 
     /// The number of threads.
@@ -141,7 +141,7 @@ impl LLExecutor {
         let mut jobs: Vec<(Job, u32, bool)> =
             guards.iter_mut().map(|(g, t)| (Job(&mut **g as *mut LLMatcher), *t, false)).collect();
         py.detach(|| {
-            for_each_split(Some(&self.pool), &mut jobs, |(job, t, ok)| {
+            for_each_split_shared(&self.pool, &mut jobs, |(job, t, ok)| {
                 // SAFETY: each matcher is exclusively borrowed by its guard.
                 *ok = unsafe { job.get().consume(*t) };
             })
@@ -190,7 +190,7 @@ impl LLExecutor {
             })
             .collect();
         py.detach(|| {
-            for_each_split(Some(&self.pool), &mut jobs, |(job, rows, draft)| {
+            for_each_split_shared(&self.pool, &mut jobs, |(job, rows, draft)| {
                 // SAFETY: the guards above hold each matcher exclusively; the rows are inside
                 // the caller's checked buffer (K < batch, clipped); two matchers share a row
                 // only if the caller gave overlapping rows, as in LLGuidance.
