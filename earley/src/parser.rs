@@ -90,6 +90,11 @@ struct Pos {
 }
 
 const NO_ROW: u32 = u32::MAX;
+/// A walk's speculative rows are kept for the next walk up to this many rows
+/// ([`Parser::end_walk`]).
+const KEEP_SPECULATIVE_ROWS: usize = 256;
+/// ... and up to this many Earley items in them.
+const KEEP_SPECULATIVE_ITEMS: usize = 1 << 16;
 /// Scan-cache flag: the lexeme that ended was a once-only skip lexeme (restart without them).
 const AFTER_ONCE: u32 = 1 << 31;
 
@@ -454,9 +459,49 @@ impl<L: Lexer> Parser<L> {
         self.items_at_step_start = self.chart.items.len();
     }
 
+    /// The rows the committed stack reaches (the rows after them are speculative).
+    fn committed_rows(&self) -> usize {
+        self.stack[..=self.base].iter().map(|p| p.row).max().unwrap_or(0) as usize + 1
+    }
+
+    /// After a walk: the walk's stack entries go; its speculative rows and the scan cache
+    /// stay for the next walk while they are few ([`KEEP_SPECULATIVE_ROWS`],
+    /// [`KEEP_SPECULATIVE_ITEMS`]). They hold while no row is committed: the next masks
+    /// inside the same lexeme (a string's body: the tokens that end the string there scan
+    /// the same rows) reuse them, and a consume that may end a lexeme drops them first
+    /// ([`Parser::consume_bytes`]), so committed rows stay contiguous.
+    fn end_walk(&mut self) {
+        self.stack.truncate(self.base + 1);
+        let keep = self.committed_rows();
+        if keep < self.chart.rows.len()
+            && (self.chart.rows.len() - keep > KEEP_SPECULATIVE_ROWS
+                || self.chart.items.len() - self.chart.rows[keep].start as usize
+                    > KEEP_SPECULATIVE_ITEMS)
+        {
+            self.drop_speculative();
+        }
+    }
+
+    /// Whether `bytes` continue the pending lexeme on known transitions (no lexeme ends, no
+    /// row is made: the speculative rows stay valid), as `push_byte_fast` takes them.
+    fn within_lexeme(&self, bytes: &[u8]) -> bool {
+        if !self.opts.lexeme_max_tokens.is_empty() {
+            // A token limit may end the lexeme after the token.
+            return false;
+        }
+        let mut s = self.stack.last().expect("the stack holds the start").lexer;
+        for &b in bytes {
+            match self.lexer.step_warm(s, b) {
+                Some(n) if n != StateId::DEAD => s = n,
+                _ => return false,
+            }
+        }
+        true
+    }
+
     /// Drops speculative rows (those above the committed stack) and the scan cache.
     fn drop_speculative(&mut self) {
-        let keep = self.stack[..=self.base].iter().map(|p| p.row).max().unwrap_or(0) as usize + 1;
+        let keep = self.committed_rows();
         self.stack.truncate(self.base + 1);
         if keep < self.chart.rows.len() {
             self.chart.truncate(keep);
@@ -623,6 +668,8 @@ impl<L: Lexer> Parser<L> {
     /// Consumes a special token (EOS: allowed iff accepting; changes nothing else).
     pub fn consume_special(&mut self, tok: TokenId) -> Result<(), Error> {
         self.check_error()?;
+        // It commits a row: none speculative below it.
+        self.drop_speculative();
         self.start_step();
         let Some(r) = self.row_if_ended()? else {
             return Err(Error::new(
@@ -663,6 +710,10 @@ impl<L: Lexer> Parser<L> {
     /// which byte.
     pub fn consume_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
         self.check_error()?;
+        if !self.within_lexeme(bytes) {
+            // It may commit rows: none speculative below them.
+            self.drop_speculative();
+        }
         self.start_step();
         let len0 = self.stack.len();
         let entered0 = self.entered.len();
@@ -968,6 +1019,6 @@ impl<L: Lexer> Recognizer for Parser<L> {
     }
 
     fn trie_finished(&mut self) {
-        self.drop_speculative();
+        self.end_walk();
     }
 }
