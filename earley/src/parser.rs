@@ -93,8 +93,8 @@ const NO_ROW: u32 = u32::MAX;
 /// A walk's speculative rows are kept for the next walk up to this many rows
 /// ([`Parser::end_walk`]).
 const KEEP_SPECULATIVE_ROWS: usize = 256;
-/// ... and up to this many Earley items in them.
-const KEEP_SPECULATIVE_ITEMS: usize = 1 << 16;
+/// ... and up to this many Earley items in them (a matcher's clone copies them).
+const KEEP_SPECULATIVE_ITEMS: usize = 1 << 14;
 /// Scan-cache flag: the lexeme that ended was a once-only skip lexeme (restart without them).
 const AFTER_ONCE: u32 = 1 << 31;
 

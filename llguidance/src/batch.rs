@@ -17,14 +17,14 @@ use std::time::{Duration, Instant};
 const PREWAKE_SPIN: Duration = Duration::from_millis(2);
 
 /// A helper woken ahead of the next batch, on the pool of the last batch (rayon's global
-/// pool or one given by [`for_each_split_shared`]). A pool thread that has
-/// gone to sleep starts 80-620 us after it is handed a batch on the 2-core machine (measured
-/// inside the batch bench), a large part of a batch of 64 masks; a server consumes every
+/// pool or one given by [`for_each_split_shared`]). A pool thread that has gone to sleep
+/// starts 80-620 µs after it is handed a batch on the 2-core machine (measured inside the
+/// batch bench), a large part of a batch of 64 masks; a server consumes every
 /// sequence's token right before it asks for the next batch, so the first consume after a
 /// batch wakes one helper ([`prewake`]), which spins until the batch opens (at most
 /// [`PREWAKE_SPIN`]) and joins it at once.
 struct Prewake {
-    /// A batch ran on the global pool and no helper was woken since.
+    /// A batch that wakes helpers ahead ran, and no helper was woken since.
     armed: AtomicBool,
     /// Helpers spinning now.
     spinning: AtomicUsize,
