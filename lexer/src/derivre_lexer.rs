@@ -1508,7 +1508,6 @@ mod spread_tests {
         let mut c = a.clone();
         let known = c.flags.len();
         let room = c.copy_room();
-        assert!(room >= COPY_ROOM_MIN);
         let ptrs = |l: &DerivreLexer| {
             (l.table.as_ptr(), l.flags.as_ptr(), l.members.data.as_ptr(), l.members.spans.as_ptr())
         };

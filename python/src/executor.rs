@@ -1,6 +1,6 @@
 //! `LLExecutor`: masks and token consumption for a batch of matchers on a thread pool and
-//! the calling thread (`llguidance::batch::for_each_split_shared`: the first consume after a batch wakes a pool thread for the next one), with the GIL released for the
-//! whole batch.
+//! the calling thread (`llguidance::batch::for_each_split_shared`: the first consume after a
+//! batch wakes a pool thread for the next one), with the GIL released for the whole batch.
 
 use llguidance::batch::for_each_split_shared;
 use pyo3::exceptions::PyValueError;
