@@ -612,3 +612,42 @@ fn draft_masks_equal_step_by_step_masks() {
     }
     assert_eq!(m.tokens(), &toks[..2]);
 }
+
+/// Masks along a decode equal the masks of a fresh matcher that consumed the same prefix
+/// without computing a mask on the way. The decoding matcher keeps a walk's speculative
+/// Earley rows for the next walk while its tokens stay in one lexeme (long keys and strings
+/// here, free keys beside named ones, a 40-property object), and drops them before a token
+/// that may end one; the fresh matchers never have any.
+#[test]
+fn masks_with_kept_speculative_rows_equal_fresh_ones() {
+    let f = o200k_factory();
+    let props: Vec<String> = (0..40)
+        .map(|i| format!(r#""property_number_{i}_of_the_object": {{"type": "string"}}"#))
+        .collect();
+    let schema = format!(
+        r#"{{"type": "object", "properties": {{{}, "n": {{"type": "integer"}}}},
+        "additionalProperties": {{"type": "string", "maxLength": 30}}}}"#,
+        props.join(",")
+    );
+    let src = GrammarSource::JsonSchema(schema);
+    // Properties in schema order, the free key last (the order the JSON grammar takes).
+    let text = r#"{"property_number_7_of_the_object": "a fairly long string value with words in it", "property_number_31_of_the_object": "x", "n": 12345, "an_additional_key_that_is_long": "short text"}"#;
+    let toks = f.tokenizer().tokenize(text).expect("tokenizes");
+    let mut m = f.create_matcher(&src).expect("compiles");
+    // Clones share the grammar's lexer, so the fresh matchers meet the same lexer states
+    // and only the parser's kept rows differ.
+    let pristine = m.deep_clone();
+    for (k, &t) in toks.iter().enumerate() {
+        let mask = m.compute_mask().expect("mask");
+        let mut fresh = pristine.deep_clone();
+        fresh.consume_tokens(&toks[..k]).expect("the prefix is allowed");
+        assert_eq!(mask, fresh.compute_mask().expect("mask"), "step {k}: masks differ");
+        // A second mask at the same position (its cache aside) is the same too.
+        let mut again = m.deep_clone();
+        again.set_slicing(true);
+        assert_eq!(mask, again.compute_mask().expect("mask"), "step {k}: recomputed mask differs");
+        assert!(mask.contains(t), "step {k}: token {t:?} not in the mask");
+        m.consume_token(t).expect("allowed token");
+    }
+    assert!(m.is_accepting().expect("no error"));
+}
