@@ -834,7 +834,7 @@ impl<L: Lexer> Parser<L> {
         }
         // Rows after the committed stack are dropped (the error, if any, stays: it may have
         // come from a limit that the same tokens would hit again).
-        let keep = self.stack.iter().map(|p| p.row).max().unwrap_or(0) as usize + 1;
+        let keep = self.committed_rows();
         self.chart.truncate(keep);
         self.row_start.truncate(keep);
         self.row_start_once.truncate(keep);
