@@ -486,8 +486,13 @@ impl<L: Lexer> Parser<L> {
                 || self.chart.items.len() - self.chart.rows[keep].start as usize
                     > KEEP_SPECULATIVE_ITEMS)
         {
-            self.drop_speculative();
+            self.truncate_rows(keep);
         }
+    }
+
+    /// Whether rows beyond the committed ones are kept (from an earlier walk or query).
+    fn has_speculative(&self) -> bool {
+        self.committed_rows() < self.chart.rows.len()
     }
 
     /// Whether `bytes` continue the pending lexeme on known transitions (no lexeme ends, no
@@ -512,11 +517,16 @@ impl<L: Lexer> Parser<L> {
         let keep = self.committed_rows();
         self.stack.truncate(self.base + 1);
         if keep < self.chart.rows.len() {
-            self.chart.truncate(keep);
-            self.row_start.truncate(keep);
-            self.row_start_once.truncate(keep);
-            self.scan_cache.clear();
+            self.truncate_rows(keep);
         }
+    }
+
+    /// Keeps the first `keep` rows (with their start states) and forgets the scan cache.
+    fn truncate_rows(&mut self, keep: usize) {
+        self.chart.truncate(keep);
+        self.row_start.truncate(keep);
+        self.row_start_once.truncate(keep);
+        self.scan_cache.clear();
     }
 
     /// Computes the token mask over `trie`: the tokens whose bytes extend the input so far
@@ -718,8 +728,10 @@ impl<L: Lexer> Parser<L> {
     /// which byte.
     pub fn consume_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
         self.check_error()?;
-        if !self.within_lexeme(bytes) {
-            // It may commit rows: none speculative below them.
+        // It may commit rows: none speculative below them (the bytes are checked only
+        // when some are kept).
+        self.stack.truncate(self.base + 1);
+        if self.has_speculative() && !self.within_lexeme(bytes) {
             self.drop_speculative();
         }
         self.start_step();
@@ -834,11 +846,7 @@ impl<L: Lexer> Parser<L> {
         }
         // Rows after the committed stack are dropped (the error, if any, stays: it may have
         // come from a limit that the same tokens would hit again).
-        let keep = self.committed_rows();
-        self.chart.truncate(keep);
-        self.row_start.truncate(keep);
-        self.row_start_once.truncate(keep);
-        self.scan_cache.clear();
+        self.truncate_rows(self.committed_rows());
         Ok(())
     }
 

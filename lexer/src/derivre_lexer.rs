@@ -66,8 +66,8 @@ pub struct DerivreLexer {
     /// States by (members, is a start state), hashed by `hasher`: a start state never
     /// equals a state reached by reading bytes, so "at the start of a lexeme" is `state ==
     /// start state`, even for a lexeme like `[a-z]*x` whose derivatives loop back to the
-    /// same expressions.
-    /// Each with its hash, so that growing the table rehashes no members.
+    /// same expressions. Each entry keeps its hash, so that growing the table rehashes no
+    /// members.
     state_ids: HashTable<(u64, StateId)>,
     hasher: DefaultHashBuilder,
     start_cache: HashMap<LexemeSet, StateId>,
