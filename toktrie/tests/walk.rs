@@ -291,3 +291,22 @@ fn padding_adds_holes() {
     let trie = TokTrie::from_vocab(&vocab).unwrap();
     assert_eq!(walk(&trie, AcceptAll::default(), &[]).count(), 1);
 }
+
+/// Split walks that accept everything, on a large vocabulary (kept as a set: its buffer
+/// spills) and then on small ones (the thread's buffer is longer than they need): each
+/// gives the accept-all walk's mask.
+#[test]
+fn split_walks_of_large_and_small_vocabularies() {
+    let large: Vec<Vec<u8>> = (0..3000u32).map(|i| format!("t{i}").into_bytes()).collect();
+    let small: Vec<Vec<u8>> = [&b"a"[..], b"ab", b"b", b"abc"].iter().map(|t| t.to_vec()).collect();
+    for tokens in [&large, &small, &large[..40].to_vec(), &small] {
+        let vocab = vocab_of(tokens, &["</s>"]);
+        let trie = TokTrie::from_vocab(&vocab).unwrap();
+        let split = trie.split_walk(0, |_, _| Some(Some(0)));
+        assert!(split.frontier().is_empty());
+        let mut mask = TokenSet::new(trie.vocab_size());
+        split.add_allowed(&mut mask);
+        trie.add_duplicates(&mut mask);
+        assert_eq!(mask, walk(&trie, AcceptAll::default(), &[]), "{} tokens", tokens.len());
+    }
+}
