@@ -590,18 +590,21 @@ impl<L: Lexer> Parser<L> {
         self.check_error()
     }
 
-    /// The trie walk from the current position as far as the lexer decides it alone (known
-    /// transitions inside the pending lexeme; see [`TokTrie::split_walk`]). It depends only
-    /// on the current lexer state and the lexer's known transitions, which never change once
-    /// known: it can be kept per lexer state and replayed with [`Parser::add_bias_split`]
-    /// wherever the parse is in that state. Transitions to states numbered `limit` or
-    /// above are left undecided (for a walk kept beside a lexer's copies, which number
-    /// their newer states each their own way).
-    pub fn split_walk(&self, trie: &TokTrie, limit: u32) -> toktrie::SplitWalk {
+    /// The trie walk from the current position as far as the lexer decides it alone (inside
+    /// the pending lexeme; see [`TokTrie::split_walk`]), building the transitions it meets:
+    /// the nodes a walk with the parser would step the lexer through, without the parser at
+    /// each. It depends only on the current lexer state and the lexer's transitions, which
+    /// never change once built: it can be kept per lexer state and replayed with
+    /// [`Parser::add_bias_split`] wherever the parse is in that state. Transitions to states
+    /// numbered `limit` or above are left undecided (for a walk kept beside a lexer's
+    /// copies, which number their newer states each their own way), and so is a transition
+    /// that fails (a lexer limit): the parser's walk of that subtree meets the error itself.
+    pub fn split_walk(&mut self, trie: &TokTrie, limit: u32) -> toktrie::SplitWalk {
         let start = self.stack.last().expect("the stack holds the start").lexer;
-        trie.split_walk(start.0, |s, b| match self.lexer.step_warm(StateId(s), b)? {
-            StateId::DEAD => Some(None),
-            n if n.0 < limit => Some(Some(n.0)),
+        let lexer = &mut self.lexer;
+        trie.split_walk(start.0, |s, b| match lexer.step(StateId(s), b).ok()? {
+            Step::Reject => Some(None),
+            Step::Continue(n) if n.0 < limit => Some(Some(n.0)),
             _ => None,
         })
     }

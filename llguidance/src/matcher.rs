@@ -232,9 +232,9 @@ pub struct SliceStats {
     /// Slices proven in part (by first character; the rest of their trie walked), counted
     /// in `applied` too.
     pub partial: u64,
-    /// Trie walks (a slice's, the rest of the vocabulary's, or the whole trie's) replayed
-    /// from a walk split at a lexer state seen before: the tokens the lexer decided alone,
-    /// and the parser's walk below the places where a lexeme ends.
+    /// Trie walks (a slice's, the rest of the vocabulary's, or the whole trie's) done from a
+    /// walk split at the lexer state (by this mask, or kept from an earlier one): the tokens
+    /// the lexer decided alone, and the parser's walk below the places where a lexeme ends.
     pub split: u64,
 }
 
@@ -1007,18 +1007,18 @@ const FULL_TRIE: u32 = u32::MAX;
 /// less than the lookup and the replay's setup save).
 const WALK_MIN_DECIDED: usize = 256;
 /// The memory the split walks of a lexer, or of a template, may take (beyond it, walks are
-/// not kept; `Seen` marks, at most one per lexer state and trie, are not counted).
+/// not kept; `Plain` marks, at most one per lexer state and trie, are not counted).
 const WALK_MAX_BYTES: usize = 32 << 20;
 
-/// The trie walks of a lexer split at its known transitions ([`Parser::split_walk`]), by
-/// (lexer state, trie): a mask at a state seen before adds the tokens the lexer decided
-/// alone and walks with the parser only the subtrees where a lexeme ends (or a transition
-/// was unknown). At a JSON string's start (any value), the lexer decides all but ~250 of
-/// the ~4,000 nodes the slices leave to walk: the places where the string ends. A walk is
-/// split on its state's second mask in a lexer (the template's lexer counts for its
-/// copies), after the first has built its transitions. Splits at the template's states are
-/// shared by the grammar's matchers (a lock per walk); the rest (a lexer's own states, and
-/// which states it has seen since it was copied) stays with the lexer and its clones.
+/// The trie walks of a lexer split where the lexer decides alone ([`Parser::split_walk`]),
+/// by (lexer state, trie): a mask adds the tokens the lexer decided and walks with the
+/// parser only the subtrees where a lexeme ends (or a transition was not decided). At a
+/// JSON string's start (any value), the lexer decides all but ~250 of the ~4,000 nodes the
+/// slices leave to walk: the places where the string ends. A state's first walk splits
+/// (building the transitions it meets: the same the walk with the parser would build, at
+/// less cost per node) and later masks there replay the split. Splits at the template's
+/// states are shared by the grammar's matchers (a lock per walk); the rest (a lexer's own
+/// states) stays with the lexer and its clones.
 #[derive(Clone, Default)]
 struct Walks {
     map: HashMap<(u32, u32), Walk>,
@@ -1028,9 +1028,6 @@ struct Walks {
 
 #[derive(Clone)]
 enum Walk {
-    /// Walked once by this lexer (or by the template's, before it was copied): split on
-    /// the next mask.
-    Seen,
     /// Split by this lexer (or the template's), not worth keeping: walked whole.
     Plain,
     Split(Arc<toktrie::SplitWalk>),
@@ -1038,9 +1035,7 @@ enum Walk {
 
 impl Walks {
     /// These walks and those of a lexer copied from their template, for the lexer as the
-    /// next template (its split walks as memory allows). What the lexer has seen counts for
-    /// its copies (they start with its transitions), so its `Seen` and `Plain` entries go
-    /// too.
+    /// next template (its split walks as memory allows, and its `Plain` marks).
     fn merged(&self, own: Walks) -> Walks {
         let mut m = self.clone();
         for (key, w) in own.map {
@@ -1093,12 +1088,8 @@ fn walk_trie(
     let w = match found {
         Some(Walk::Split(w)) => return Ok(p.add_bias_split(trie, &w, mask).map(|()| true)?),
         Some(Walk::Plain) => return Ok(p.add_bias(trie, mask).map(|()| false)?),
-        // Split where this lexer has walked from the state before (its transitions known).
-        Some(Walk::Seen) => p.split_walk(trie, limit),
-        None => {
-            own.map.insert(key, Walk::Seen);
-            return Ok(p.add_bias(trie, mask).map(|()| false)?);
-        }
+        // The state's first walk in this lexer (or in the template's): split, and kept.
+        None => p.split_walk(trie, limit),
     };
     p.add_bias_split(trie, &w, mask)?;
     let kept = match shared {
