@@ -341,3 +341,39 @@ fn split_walks_across_a_grammars_matchers() {
     println!("split walks replayed {split} times");
     assert!(split > 100, "split walks replayed {split} times");
 }
+
+/// A lexer state's first mask splits its trie walk (the lexer's part done alone, kept for
+/// the state's next masks): a fresh matcher's walks are split from its first mask on, and
+/// each mask equals the unsliced one; a matcher of the same grammar made afterwards
+/// replays them.
+#[test]
+fn a_states_first_mask_splits_its_walk() {
+    let f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let g = f
+        .compile(&GrammarSource::JsonSchema(
+            r#"{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}"#
+                .into(),
+        ))
+        .unwrap();
+    let text = r#"{"name": "a long name with words"}"#;
+    let toks = f.tokenizer().tokenize(text).unwrap();
+    for round in 0..2 {
+        let mut m = f.matcher_for(g.clone()).unwrap();
+        let mut first = None;
+        for (i, &t) in toks.iter().enumerate() {
+            let mask = mask_as_unsliced(&mut m, &format!("round {round}, token {i}"));
+            assert!(mask.contains(t), "round {round}, token {i}: refused");
+            first.get_or_insert(m.slice_stats());
+            m.consume_token(t).unwrap();
+        }
+        // The first mask walked from a split (the second matcher answers it from the
+        // grammar's first-row masks); over the decode, every walk of a slice or of the
+        // whole trie did (`split` also counts the rest of the vocabulary's walks).
+        let (first, all) = (first.unwrap(), m.slice_stats());
+        if round == 0 {
+            assert!(first.split >= 1, "the first mask walked whole: {first:?}");
+        }
+        assert!(all.walked >= 1 || round == 1, "round {round}: {all:?}");
+        assert!(all.split >= all.walked, "round {round}: {all:?}");
+    }
+}
