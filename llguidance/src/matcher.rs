@@ -1004,8 +1004,10 @@ fn part_proof(
 /// the vocabulary the number of slices).
 const FULL_TRIE: u32 = u32::MAX;
 /// A split walk is kept when the lexer decided at least this many nodes (smaller walks cost
-/// less than the lookup and the replay's setup save).
-const WALK_MIN_DECIDED: usize = 256;
+/// less than the lookup and the replay's setup save). 256 before walks were split on a
+/// state's first mask; with 64 (every 20th MaskBench file) later instances' p50 1.86 →
+/// 1.71 µs and first instances' mean 20.0 → 19.6 µs; 16 measured the same as 64.
+const WALK_MIN_DECIDED: usize = 64;
 /// The memory the split walks of a lexer, or of a template, may take (beyond it, walks are
 /// not kept; `Plain` marks, at most one per lexer state and trie, are not counted).
 const WALK_MAX_BYTES: usize = 32 << 20;
