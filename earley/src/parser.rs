@@ -479,12 +479,18 @@ impl<L: Lexer> Parser<L> {
     /// the same rows) reuse them, and a consume that may end a lexeme drops them first
     /// ([`Parser::consume_bytes`]), so committed rows stay contiguous.
     fn end_walk(&mut self) {
+        self.drop_speculative_over(KEEP_SPECULATIVE_ROWS, KEEP_SPECULATIVE_ITEMS);
+    }
+
+    /// Drops the stack entries above the committed ones, and the speculative rows (with the
+    /// scan cache) when there are more than `rows` of them or more than `items` items in
+    /// them.
+    fn drop_speculative_over(&mut self, rows: usize, items: usize) {
         self.stack.truncate(self.base + 1);
         let keep = self.committed_rows();
         if keep < self.chart.rows.len()
-            && (self.chart.rows.len() - keep > KEEP_SPECULATIVE_ROWS
-                || self.chart.items.len() - self.chart.rows[keep].start as usize
-                    > KEEP_SPECULATIVE_ITEMS)
+            && (self.chart.rows.len() - keep > rows
+                || self.chart.items.len() - self.chart.rows[keep].start as usize > items)
         {
             self.truncate_rows(keep);
         }
@@ -514,11 +520,7 @@ impl<L: Lexer> Parser<L> {
 
     /// Drops speculative rows (those above the committed stack) and the scan cache.
     fn drop_speculative(&mut self) {
-        let keep = self.committed_rows();
-        self.stack.truncate(self.base + 1);
-        if keep < self.chart.rows.len() {
-            self.truncate_rows(keep);
-        }
+        self.drop_speculative_over(0, 0);
     }
 
     /// Keeps the first `keep` rows (with their start states) and forgets the scan cache.
