@@ -89,6 +89,9 @@ pub struct DerivreLexer {
     /// (lexeme expression, class) of full walks that gave up on their budget of new states
     /// (see [`DerivreLexer::containment`]).
     gave_up: HashSet<(ExprRef, u32)>,
+    /// Each state asked about, as [`DerivreLexer::without_finite_exclusions`] makes it
+    /// (DEAD: no such member).
+    reduced: HashMap<StateId, StateId>,
     /// Which byte classes lead a state to the same next state (see [`DerivreLexer::spread`]).
     parts: Partitions,
     exprs: ExprSet,
@@ -137,6 +140,7 @@ impl Clone for DerivreLexer {
             walk_classes: self.walk_classes.clone(),
             live_depths: self.live_depths.clone(),
             gave_up: self.gave_up.clone(),
+            reduced: self.reduced.clone(),
             parts: self.parts.with_room(room),
             exprs: self.exprs.clone(),
             deriv: self.deriv.clone(),
@@ -217,6 +221,7 @@ impl DerivreLexer {
             walk_classes: Arc::default(),
             live_depths: HashMap::new(),
             gave_up: HashSet::new(),
+            reduced: HashMap::new(),
             parts: Partitions::new(classes.map(), num_classes),
             exprs: builder.into_exprset(),
             deriv: DerivCache::new(),
@@ -439,6 +444,34 @@ impl DerivreLexer {
                 }
             }
         }
+        // A member `X & ~F` with F a finite set of strings (free keys beside named ones:
+        // `"…" & ~("k1"|…)`) has every prefix of X that X extends without end (any of
+        // those strings has infinitely many completions in X, F holds finitely many): a
+        // walk of the class from the state with such members read as X that finds every
+        // string of the class live at any length (a repeated state set) proves the query.
+        // The walk of X is the walk of a free string body, which decoding has met anyway;
+        // the state's own walk tells every prefix of every named key apart.
+        if let Some((ci, _)) = q {
+            if !self.lazy_possible(state) {
+                if let Some(r) = self.without_finite_exclusions(state) {
+                    // A cheap query walks on the states built already.
+                    let key = (r, ci | (cheap as u32) << 31);
+                    let d = match self.live_depths.get(&(r, ci)).or(self.live_depths.get(&key)) {
+                        Some(&(d, _)) => d,
+                        None => {
+                            let depth = UNBOUNDED_WALK_DEPTH;
+                            let budget = if cheap { 0 } else { walk_new_states(depth) };
+                            let d = self.walk_class(r, ci, depth, budget);
+                            self.live_depths.insert(key, (d, depth));
+                            d
+                        }
+                    };
+                    if d.unbounded {
+                        return Containment::Contained;
+                    }
+                }
+            }
+        }
         // A state whose walk of the class comes back to itself after one character (a free
         // string body) contains every query on the class: one step, on transitions the trie
         // walk needs anyway, where derivre's symbolic check costs tens of µs per new state.
@@ -522,6 +555,41 @@ impl DerivreLexer {
         }
         let fuel = self.limits.containment_fuel;
         self.check_symbolic(state, query, fuel, true, skip_forced)
+    }
+
+    /// The state of `state`'s members that intersect complements of finite languages
+    /// (`~("k1"|…)`), with those complements left out; `None` when no member has one (or
+    /// the state could not be made). Remembered per state.
+    fn without_finite_exclusions(&mut self, state: StateId) -> Option<StateId> {
+        if let Some(&r) = self.reduced.get(&state) {
+            return (r != StateId::DEAD).then_some(r);
+        }
+        let members: Vec<(LexemeIdx, ExprRef)> = self.members.get(state.as_usize())?.to_vec();
+        let mut out = Vec::new();
+        for (lx, e) in members {
+            if self.exprs.get_tag(e) as u8 == tag::AND {
+                let args = self.exprs.get_args(e).to_vec();
+                let mut budget = FINITE_NODES;
+                let mut kept: Vec<ExprRef> = args
+                    .iter()
+                    .copied()
+                    .filter(|&a| {
+                        !(self.exprs.get_tag(a) as u8 == tag::NOT
+                            && is_finite(&self.exprs, self.exprs.get_args(a)[0], &mut budget))
+                    })
+                    .collect();
+                if kept.len() < args.len() && !kept.is_empty() {
+                    let x = if kept.len() == 1 { kept[0] } else { self.exprs.mk_and(&mut kept) };
+                    out.push((lx, x));
+                }
+            }
+        }
+        // Only those members (the others, e.g. the named keys, would tell first letters
+        // apart again), each a superset of a live one: live.
+        let r =
+            if out.is_empty() { StateId::DEAD } else { self.intern(out).unwrap_or(StateId::DEAD) };
+        self.reduced.insert(state, r);
+        (r != StateId::DEAD).then_some(r)
     }
 
     /// [`live_depth`] of walk class `ci` from `state`, at most `limit` characters deep,
@@ -915,6 +983,8 @@ impl SetPool {
 const WITNESS_NODES: u32 = 256;
 /// Fuel of the first relevance check of [`DerivreLexer::is_live`].
 const QUICK_FUEL: u64 = 5_000;
+/// Expression nodes [`is_finite`] reads at most.
+const FINITE_NODES: u32 = 4_096;
 /// Expression nodes [`hull`] rebuilds at most.
 const HULL_NODES: u32 = 4_096;
 /// The longest witness tried (derivatives along it).
@@ -991,6 +1061,23 @@ fn shortest_guess(
     };
     memo.insert(e, g);
     g
+}
+
+/// Whether `e` matches finitely many strings, read off its structure: bytes, byte strings,
+/// concatenations and unions of such (a repeat, a complement or an intersection: not known,
+/// `false`); `false` past `budget` nodes.
+fn is_finite(x: &ExprSet, e: ExprRef, budget: &mut u32) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    match x.get_tag(e) as u8 {
+        tag::EMPTY_STRING | tag::NO_MATCH | tag::BYTE | tag::BYTE_SET => true,
+        tag::BYTE_CONCAT | tag::CONCAT | tag::OR => {
+            x.get_args(e).iter().all(|&a| is_finite(x, a, budget))
+        }
+        _ => false,
+    }
 }
 
 /// A superset of `e` with fewer intersections: below the outermost intersection on each
@@ -1804,5 +1891,38 @@ mod witness_tests {
         let n1 = l.num_states();
         assert_eq!(l.check_prefixes(s, &query), Containment::Unknown);
         assert!(l.num_states() - n1 < 8, "{} new states", l.num_states() - n1);
+    }
+
+    /// Free keys beside named ones (`"…" & ~("k1"|…)`): every string of string characters
+    /// is a prefix of a free key, proven on the member without its finite exclusion (a
+    /// free body, which extends without end); a bounded body with an exclusion is not
+    /// proven that way (`"ab"` is a prefix only of the excluded key).
+    #[test]
+    fn finite_exclusions_leave_a_free_body_contained() {
+        let body = r#""[^"\\]*""#;
+        let keys: Vec<String> =
+            (0..30).map(|i| format!(r#""{}{i}""#, (b'a' + i % 26) as char)).collect();
+        let free = RegexSpec::And(vec![
+            RegexSpec::regex(body),
+            not(RegexSpec::Or(keys.iter().map(RegexSpec::literal).collect())),
+        ]);
+        let mut l = lexer(free);
+        let mut s = l.start_state(&l.spec().all()).unwrap();
+        s = l.advance(s, b'"').unwrap();
+        let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{0,12}"#);
+        assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
+        assert!(l.reduced.get(&s).is_some_and(|&r| r != StateId::DEAD));
+        assert_eq!(l.check_prefixes_cheap(s, &query), Containment::Contained);
+
+        let bounded = RegexSpec::And(vec![
+            RegexSpec::regex(r#""[a-z]{0,2}""#),
+            not(RegexSpec::literal(r#""ab""#)),
+        ]);
+        let mut l = lexer(bounded);
+        let mut s = l.start_state(&l.spec().all()).unwrap();
+        s = l.advance(s, b'"').unwrap();
+        let query = RegexSpec::regex("[a-z]{0,2}");
+        assert_ne!(l.check_prefixes(s, &query), Containment::Contained);
+        assert!(l.reduced.get(&s).is_some_and(|&r| r != StateId::DEAD), "the rule was tried");
     }
 }
