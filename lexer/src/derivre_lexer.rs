@@ -736,7 +736,8 @@ impl DerivreLexer {
             if self.exprs.is_nullable(d) {
                 return true;
             }
-            memo.clear();
+            // An expression's guess is the same at every step: the memo carries over
+            // (the expression after a byte shares most of its nodes).
             let mut budget = WITNESS_NODES;
             let Some((_, Some(b))) = shortest_guess(&self.exprs, d, &mut memo, &mut budget) else {
                 return false;
