@@ -719,7 +719,8 @@ impl DerivreLexer {
         let h = hull(&mut self.exprs, e, true, &mut memo, &mut budget);
         if h != e {
             let left = self.limits.step_fuel.saturating_sub(self.exprs.cost() - cost0);
-            if let Ok(false) = self.relevance.is_non_empty_limited(&mut self.exprs, h, left) {
+            let fuel = HULL_FUEL.min(left);
+            if let Ok(false) = self.relevance.is_non_empty_limited(&mut self.exprs, h, fuel) {
                 self.check_step_fuel(cost0)?;
                 return Ok(false);
             }
@@ -986,6 +987,9 @@ const WITNESS_NODES: u32 = 256;
 const QUICK_FUEL: u64 = 5_000;
 /// Expression nodes [`is_finite`] reads at most.
 const FINITE_NODES: u32 = 4_096;
+/// Fuel of the relevance check of a [`hull`] (a small part of the step's: the full check
+/// after it may need the rest).
+const HULL_FUEL: u64 = 200_000;
 /// Expression nodes [`hull`] rebuilds at most.
 const HULL_NODES: u32 = 4_096;
 /// The longest witness tried (derivatives along it).
