@@ -382,3 +382,23 @@ fn one_of_branches_sharing_a_string_schema() {
         assert!(!(date_time && text.contains("Not(")), "x & ~x left: {text:.300}");
     }
 }
+
+/// `allOf` of ranges, `anyOf`s of `multipleOf`s and their complements (MaskBench's
+/// Handwritten allany6): the lexer's liveness checks fit the step's fuel (a coarser check
+/// before derivre's full one once took the fuel the full one needed).
+#[test]
+fn multiple_of_combinations_fit_the_step_fuel() {
+    let schema = json!({
+        "type": "number",
+        "allOf": [{"minimum": -4000}, {"maximum": -3000}, {"minimum": -10000}, {"maximum": -2000},
+            {"$ref": "#/definitions/any1"}, {"$ref": "#/definitions/any2"},
+            {"$ref": "#/definitions/any3"}, {"not": {"multipleOf": 8}}],
+        "definitions": {
+            "any1": {"anyOf": [{"multipleOf": 33}, {"multipleOf": 12}, {"multipleOf": 77}]},
+            "any2": {"anyOf": [{"allOf": [{"not": {"multipleOf": 6}}, {"not": {"multipleOf": 7}}]},
+                {"multipleOf": 35}]},
+            "any3": {"anyOf": [{"not": {"multipleOf": 11}}, {"multipleOf": 7}]}
+        }
+    });
+    check(schema, &["-3850", "-3780", "-3465"], &["-3003", "-3036", "-3850.5", "-2100"]);
+}
