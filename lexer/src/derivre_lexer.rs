@@ -1872,9 +1872,10 @@ mod witness_tests {
         assert!(full.is_live_full(e, cost0).is_err(), "derivre alone runs out of fuel");
     }
 
-    /// A lexeme whose containment walk of a class built its whole budget of new states and
-    /// gave up builds none in the walks of its later states (a word-count pattern under a
-    /// length bound: states by words x length), which answer "unknown" (the trie decides).
+    /// A lexeme whose containment walk of a class built [`GAVE_UP_STATES`] new states or
+    /// more and gave up builds none in the walks of its later states (a word-count pattern
+    /// under a length bound: states by words x length), which answer "unknown" (the trie
+    /// decides).
     #[test]
     fn a_walk_that_gave_up_is_not_built_again() {
         let words = RegexSpec::And(vec![
