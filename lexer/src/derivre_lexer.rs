@@ -430,15 +430,15 @@ impl DerivreLexer {
             }
         };
         // The walk of this class from this state (cheap walks apart: fewer new states).
-        let walk_key = |ci: u32| (state, ci | (cheap as u32) << 31);
+        let own_key = |ci: u32| walk_key(state, ci, cheap);
         // A walk of the same class from this state that already reached deep enough (one
         // slice of a class after another of it) answers before any symbolic work; so does
         // one that met a dead first character (not contained: nothing will prove it). A
         // cheap query takes a full walk's answer too (a string-body state's small slices
         // were asking derivre, ~30-65 µs each, what the walk for the large ones had shown).
         if let Some((ci, max)) = q {
-            let full = cheap.then_some((state, ci));
-            for k in std::iter::once(walk_key(ci)).chain(full) {
+            let full = cheap.then_some(walk_key(state, ci, false));
+            for k in std::iter::once(own_key(ci)).chain(full) {
                 if let Some(a) = self.live_depths.get(&k).and_then(|&(d, _)| walk_answer(d, max)) {
                     return a;
                 }
@@ -454,9 +454,11 @@ impl DerivreLexer {
         if let Some((ci, _)) = q {
             if !self.lazy_possible(state) {
                 if let Some(r) = self.without_finite_exclusions(state) {
-                    // A cheap query walks on the states built already.
-                    let key = (r, ci | (cheap as u32) << 31);
-                    let d = match self.live_depths.get(&(r, ci)).or(self.live_depths.get(&key)) {
+                    // A cheap query walks on the states built already (and takes a full
+                    // walk's answer).
+                    let key = walk_key(r, ci, cheap);
+                    let full = walk_key(r, ci, false);
+                    let d = match self.live_depths.get(&key).or(self.live_depths.get(&full)) {
                         Some(&(d, _)) => d,
                         None => {
                             let depth = UNBOUNDED_WALK_DEPTH;
@@ -482,10 +484,10 @@ impl DerivreLexer {
         // states, which a deeper walk meets too; tried: not remembering it cost ~5 % of
         // MaskBench mask time). A cheap query steps without building new states.
         if let Some((ci, max)) = q {
-            if !self.live_depths.contains_key(&walk_key(ci)) {
+            if !self.live_depths.contains_key(&own_key(ci)) {
                 let budget = if cheap { 0 } else { walk_new_states(1) };
                 let d = self.walk_class(state, ci, 1, budget);
-                self.live_depths.insert(walk_key(ci), (d, 1));
+                self.live_depths.insert(own_key(ci), (d, 1));
                 if let Some(a) = walk_answer(d, max) {
                     return a;
                 }
@@ -511,7 +513,7 @@ impl DerivreLexer {
             // it reached; a deeper query walks again (warm by then). An unbounded query is
             // contained only through a repeated state set within UNBOUNDED_WALK_DEPTH.
             let limit_now = max.unwrap_or(UNBOUNDED_WALK_DEPTH);
-            let key = walk_key(ci);
+            let key = own_key(ci);
             let d = match self.live_depths.get(&key) {
                 Some(&(d, used))
                     if d.unbounded
@@ -528,9 +530,8 @@ impl DerivreLexer {
                     // (x partial UTF-8 characters), and each walk built 200-350 (1-7 ms)
                     // to give up, in state after state of a decode (the trie walks the
                     // slice instead).
-                    let shape = self.members[state.as_usize()]
-                        .first()
-                        .map(|m| (self.lexeme_exprs[m.0.as_usize()], ci));
+                    let shape = self.members.get(state.as_usize()).and_then(|m| m.first());
+                    let shape = shape.map(|m| (self.lexeme_exprs[m.0.as_usize()], ci));
                     let spent = shape.is_some_and(|k| self.gave_up.contains(&k));
                     let budget = if cheap || spent { 0 } else { walk_new_states(limit_now) };
                     let n0 = self.num_states();
@@ -702,6 +703,12 @@ impl DerivreLexer {
     /// multiply: `format: date-time` (leap seconds are intersections) with an unanchored
     /// `pattern` took 3.6 M fuel, 84 ms in one mask, where its hull took ~1 ms.
     fn is_live(&mut self, e: ExprRef, cost0: u64) -> Result<bool, Error> {
+        self.is_live_as(e, cost0, true)
+    }
+
+    /// [`is_live`](Self::is_live); `witness` false where the caller tried the witness
+    /// already.
+    fn is_live_as(&mut self, e: ExprRef, cost0: u64, witness: bool) -> Result<bool, Error> {
         if e == ExprRef::NO_MATCH {
             return Ok(false);
         }
@@ -710,7 +717,7 @@ impl DerivreLexer {
             self.check_step_fuel(cost0)?;
             return Ok(r);
         }
-        if self.has_witness(e) {
+        if witness && self.has_witness(e) {
             self.check_step_fuel(cost0)?;
             return Ok(true);
         }
@@ -1133,6 +1140,12 @@ fn hull(
     h
 }
 
+/// The key of a class walk in [`DerivreLexer`]'s `live_depths`: walks that build no states
+/// (`cheap`) apart from full ones.
+fn walk_key(state: StateId, ci: u32, cheap: bool) -> (StateId, u32) {
+    (state, ci | (cheap as u32) << 31)
+}
+
 /// Translates one node of a containment query straight into an expression store (no
 /// builder); `None` for `json_quote` and for a regex that does not parse.
 fn translate_raw(x: &mut ExprSet, node: &RegexSpec, mut args: Vec<ExprRef>) -> Option<ExprRef> {
@@ -1261,7 +1274,7 @@ impl Lexer for DerivreLexer {
             if e != ExprRef::NO_MATCH && (self.exprs.is_positive(e) || self.has_witness(e)) {
                 self.check_step_fuel(cost0)?;
                 members.push((lx, e));
-            } else if self.is_live(e, cost0)? {
+            } else if self.is_live_as(e, cost0, false)? {
                 members.push((lx, e));
             }
         }

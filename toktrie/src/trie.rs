@@ -579,6 +579,7 @@ impl TokTrie {
         }
         let mut len = 0usize;
         let mut set: Option<TokenSet> = None;
+        let spill = |s: &mut TokenSet, ids: &[u32]| ids.iter().for_each(|&t| s.insert(TokenId(t)));
         let mut frontier = Vec::new();
         // The state after each node on the path, `stack[0]` the root's; `depth` entries are
         // in use (a path is at most the longest token, plus the root).
@@ -602,7 +603,7 @@ impl TokTrie {
                     len += (t != TrieNode::NO_TOKEN) as usize;
                     if len > max_ids {
                         let s = set.get_or_insert_with(|| TokenSet::new(self.vocab_size));
-                        buf[..len].iter().for_each(|&t| s.insert(TokenId(t)));
+                        spill(s, &buf[..len]);
                         len = 0;
                     }
                     stack[depth] = next;
@@ -623,7 +624,7 @@ impl TokTrie {
         }
         let allowed = match set {
             Some(mut s) => {
-                buf[..len].iter().for_each(|&t| s.insert(TokenId(t)));
+                spill(&mut s, &buf[..len]);
                 Allowed::Set(s)
             }
             None => Allowed::Ids(buf[..len].iter().map(|&t| TokenId(t)).collect()),
