@@ -92,6 +92,8 @@ pub struct DerivreLexer {
     /// Each state asked about, as [`DerivreLexer::without_finite_exclusions`] makes it
     /// (DEAD: no such member).
     reduced: HashMap<StateId, StateId>,
+    /// Memo of [`is_finite`] (answers found within its budget).
+    finite: HashMap<ExprRef, bool>,
     /// Which byte classes lead a state to the same next state (see [`DerivreLexer::spread`]).
     parts: Partitions,
     exprs: ExprSet,
@@ -141,6 +143,7 @@ impl Clone for DerivreLexer {
             live_depths: self.live_depths.clone(),
             gave_up: self.gave_up.clone(),
             reduced: self.reduced.clone(),
+            finite: self.finite.clone(),
             parts: self.parts.with_room(room),
             exprs: self.exprs.clone(),
             deriv: self.deriv.clone(),
@@ -222,6 +225,7 @@ impl DerivreLexer {
             live_depths: HashMap::new(),
             gave_up: HashSet::new(),
             reduced: HashMap::new(),
+            finite: HashMap::new(),
             parts: Partitions::new(classes.map(), num_classes),
             exprs: builder.into_exprset(),
             deriv: DerivCache::new(),
@@ -559,8 +563,9 @@ impl DerivreLexer {
     }
 
     /// The state of `state`'s members that intersect complements of finite languages
-    /// (`~("k1"|…)`), with those complements left out; `None` when no member has one (or
-    /// the state could not be made). Remembered per state.
+    /// (`~("k1"|…)`), with those complements left out ([`relax_finite`]: each member then
+    /// has finitely many more strings); `None` when no member has one (or the state could
+    /// not be made). Remembered per state.
     fn without_finite_exclusions(&mut self, state: StateId) -> Option<StateId> {
         if let Some(&r) = self.reduced.get(&state) {
             return (r != StateId::DEAD).then_some(r);
@@ -568,20 +573,12 @@ impl DerivreLexer {
         let members: Vec<(LexemeIdx, ExprRef)> = self.members.get(state.as_usize())?.to_vec();
         let mut out = Vec::new();
         for (lx, e) in members {
-            if self.exprs.get_tag(e) as u8 == tag::AND {
-                let args = self.exprs.get_args(e).to_vec();
-                let mut budget = FINITE_NODES;
-                let mut kept: Vec<ExprRef> = args
-                    .iter()
-                    .copied()
-                    .filter(|&a| {
-                        !(self.exprs.get_tag(a) as u8 == tag::NOT
-                            && is_finite(&self.exprs, self.exprs.get_args(a)[0], &mut budget))
-                    })
-                    .collect();
-                if kept.len() < args.len() && !kept.is_empty() {
-                    let x = if kept.len() == 1 { kept[0] } else { self.exprs.mk_and(&mut kept) };
-                    out.push((lx, x));
+            let mut budget = FINITE_NODES;
+            // A finite member (a pattern key's) is left out too: it cannot extend every
+            // class string, and a smaller union proves no more than it holds.
+            if let Some(r) = relax_finite(&mut self.exprs, e, &mut budget, &mut self.finite) {
+                if !is_finite(&self.exprs, r, &mut budget, &mut self.finite) {
+                    out.push((lx, r));
                 }
             }
         }
@@ -712,6 +709,11 @@ impl DerivreLexer {
         if e == ExprRef::NO_MATCH {
             return Ok(false);
         }
+        // A positive expression other than NO_MATCH matches some string (derivre's
+        // invariant, which `start_state` relies on too).
+        if self.exprs.is_positive(e) || self.infinite_but_finitely_many(e) {
+            return Ok(true);
+        }
         let quick = QUICK_FUEL.min(self.limits.step_fuel.saturating_sub(self.exprs.cost() - cost0));
         if let Ok(r) = self.relevance.is_non_empty_limited(&mut self.exprs, e, quick) {
             self.check_step_fuel(cost0)?;
@@ -733,6 +735,14 @@ impl DerivreLexer {
             }
         }
         self.is_live_full(e, cost0)
+    }
+
+    /// Whether `e` is live by its structure ([`surely_infinite`]): a free JSON key after a
+    /// few bytes, `[^"\\]*" & ~("me"|"ta")`, is live without a relevance check or a
+    /// witness (those took a quarter of a schema's first mask, in the first key's states).
+    fn infinite_but_finitely_many(&mut self, e: ExprRef) -> bool {
+        let mut budget = FINITE_NODES;
+        surely_infinite(&self.exprs, e, &mut budget, &mut self.finite)
     }
 
     /// Whether a string that [`shortest_guess`] points to, byte by byte, matches `e`
@@ -812,11 +822,16 @@ impl DerivreLexer {
                 extensible = match nb {
                     NextByte::ForcedEOI | NextByte::Dead => false,
                     NextByte::ForcedByte(_) => true,
-                    _ => {
-                        // Does `e` match a non-empty string?
-                        let ne = self.exprs.mk_and(&mut vec![e, ExprRef::NON_EMPTY_BYTE_STRING]);
-                        self.is_live(ne, cost0)?
-                    }
+                    // Does `e` match a non-empty string? Read off its structure where
+                    // it can be (a whitespace lexeme at a start state), else checked.
+                    _ => match matches_nonempty(&self.exprs, e) {
+                        Some(ne) => ne,
+                        _ => {
+                            let ne =
+                                self.exprs.mk_and(&mut vec![e, ExprRef::NON_EMPTY_BYTE_STRING]);
+                            self.is_live(ne, cost0)?
+                        }
+                    },
                 };
             }
         }
@@ -1078,17 +1093,185 @@ fn shortest_guess(
 /// Whether `e` matches finitely many strings, read off its structure: bytes, byte strings,
 /// concatenations and unions of such (a repeat, a complement or an intersection: not known,
 /// `false`); `false` past `budget` nodes.
-fn is_finite(x: &ExprSet, e: ExprRef, budget: &mut u32) -> bool {
+fn is_finite(x: &ExprSet, e: ExprRef, budget: &mut u32, memo: &mut HashMap<ExprRef, bool>) -> bool {
+    if let Some(&r) = memo.get(&e) {
+        return r;
+    }
     if *budget == 0 {
         return false;
     }
     *budget -= 1;
-    match x.get_tag(e) as u8 {
+    let r = match x.get_tag(e) as u8 {
         tag::EMPTY_STRING | tag::NO_MATCH | tag::BYTE | tag::BYTE_SET => true,
         tag::BYTE_CONCAT | tag::CONCAT | tag::OR => {
-            x.get_args(e).iter().all(|&a| is_finite(x, a, budget))
+            x.get_args(e).iter().all(|&a| is_finite(x, a, budget, memo))
         }
+        // A subset of each operand: finite where one of them is.
+        tag::AND => x.get_args(e).iter().any(|&a| is_finite(x, a, budget, memo)),
         _ => false,
+    };
+    // A budget never spent to the end: the answer is exact (the same next time).
+    if *budget > 0 {
+        memo.insert(e, r);
+    }
+    r
+}
+
+/// Whether `e` matches infinitely many strings (so some), read off its structure: an
+/// unbounded repeat of a body with a non-empty string; an intersection of one such operand
+/// with complements of finite languages (they remove finitely many strings); a
+/// concatenation of such an expression with one that matches some string (derivre's
+/// "positive" flag: an expression known to match some string); a union with such an
+/// operand; a byte string before one. `false` says nothing.
+fn surely_infinite(
+    x: &ExprSet,
+    e: ExprRef,
+    budget: &mut u32,
+    memo: &mut HashMap<ExprRef, bool>,
+) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    let args = x.get_args(e);
+    match x.get_tag(e) as u8 {
+        tag::AND => {
+            let mut rest = None;
+            for &a in args {
+                if x.get_tag(a) as u8 == tag::NOT && is_finite(x, x.get_args(a)[0], budget, memo) {
+                    continue;
+                }
+                if rest.replace(a).is_some() {
+                    return false;
+                }
+            }
+            rest.is_some_and(|a| surely_infinite(x, a, budget, memo))
+        }
+        tag::BYTE_CONCAT => surely_infinite(x, args[0], budget, memo),
+        tag::REPEAT => {
+            let body = args[0];
+            let nonempty_string = x.is_positive(body) && !x.is_nullable(body);
+            (nonempty_string && repeat_bounds(x, e).is_some_and(|(_, max)| max == u32::MAX))
+                || surely_infinite(x, body, budget, memo)
+        }
+        tag::CONCAT => {
+            let [a, b] = [args[0], args[1]];
+            (x.is_positive(b) && surely_infinite(x, a, budget, memo))
+                || (x.is_positive(a) && surely_infinite(x, b, budget, memo))
+        }
+        tag::OR => args.iter().any(|&a| surely_infinite(x, a, budget, memo)),
+        _ => false,
+    }
+}
+
+/// Whether `e` matches a non-empty string, read off its structure (`None`: not known).
+/// Only nodes derivre knows to match some string ("positive") are read: a concatenation's
+/// elements then both match some string.
+fn matches_nonempty(x: &ExprSet, e: ExprRef) -> Option<bool> {
+    if !x.is_positive(e) {
+        return None;
+    }
+    match x.get_tag(e) as u8 {
+        tag::EMPTY_STRING => Some(false),
+        tag::BYTE | tag::BYTE_SET | tag::BYTE_CONCAT => Some(true),
+        tag::REPEAT => matches_nonempty(x, x.get_args(e)[0]),
+        tag::CONCAT | tag::OR => {
+            let mut all_known = true;
+            for &a in x.get_args(e) {
+                match matches_nonempty(x, a) {
+                    Some(true) => return Some(true),
+                    Some(false) => {}
+                    None => all_known = false,
+                }
+            }
+            all_known.then_some(false)
+        }
+        _ => None,
+    }
+}
+
+/// The bounds of repeat `e` (`u32::MAX`: unbounded), which derivre's API does not show but
+/// its printer does: with no room for the body it prints `(…)` and then `*`, `+`, `?` or
+/// `{min, max}` (checked by the test `repeat_bounds_are_read_off_the_printer`).
+fn repeat_bounds(x: &ExprSet, e: ExprRef) -> Option<(u32, u32)> {
+    let s = x.expr_to_string_max_len(e, 0);
+    match s.strip_prefix("(…)")? {
+        "*" => Some((0, u32::MAX)),
+        "+" => Some((1, u32::MAX)),
+        "?" => Some((0, 1)),
+        b => {
+            let (min, max) = b.strip_prefix('{')?.strip_suffix('}')?.split_once(", ")?;
+            Some((min.parse().ok()?, max.parse().ok()?))
+        }
+    }
+}
+
+/// A superset of `e` with finitely many more strings, complements of finite languages
+/// left out where that adds finitely many: an intersection's operand `~F` (adds at most
+/// F), inside an intersection's other operands and a union's operands, and inside one
+/// element of a concatenation whose other element is finite (a free JSON key whose body
+/// excludes pattern keys, `(~"p" & body*) "\""`, adds at most `"p\""`). `None`: nothing
+/// left out (or past `budget` nodes).
+fn relax_finite(
+    x: &mut ExprSet,
+    e: ExprRef,
+    budget: &mut u32,
+    memo: &mut HashMap<ExprRef, bool>,
+) -> Option<ExprRef> {
+    if *budget == 0 {
+        return None;
+    }
+    *budget -= 1;
+    let args = x.get_args(e).to_vec();
+    match x.get_tag(e) as u8 {
+        tag::AND => {
+            let mut changed = false;
+            let mut kept = Vec::with_capacity(args.len());
+            for a in args {
+                if x.get_tag(a) as u8 == tag::NOT && is_finite(x, x.get_args(a)[0], budget, memo) {
+                    changed = true;
+                } else if let Some(r) = relax_finite(x, a, budget, memo) {
+                    changed = true;
+                    kept.push(r);
+                } else {
+                    kept.push(a);
+                }
+            }
+            // Every operand a finite exclusion: nothing positive left to walk.
+            if !changed || kept.is_empty() {
+                return None;
+            }
+            Some(if kept.len() == 1 { kept[0] } else { x.mk_and(&mut kept) })
+        }
+        tag::OR => {
+            let mut changed = false;
+            let mut rs: Vec<ExprRef> = args
+                .iter()
+                .map(|&a| match relax_finite(x, a, budget, memo) {
+                    Some(r) => {
+                        changed = true;
+                        r
+                    }
+                    None => a,
+                })
+                .collect();
+            changed.then(|| x.mk_or(&mut rs))
+        }
+        tag::CONCAT => {
+            let (a, b) = (args[0], args[1]);
+            if is_finite(x, b, budget, memo) {
+                if let Some(r) = relax_finite(x, a, budget, memo) {
+                    return Some(x.mk_concat(r, b));
+                }
+            }
+            if is_finite(x, a, budget, memo) {
+                if let Some(r) = relax_finite(x, b, budget, memo) {
+                    return Some(x.mk_concat(a, r));
+                }
+            }
+            None
+        }
+        _ => None,
     }
 }
 
@@ -1271,7 +1454,11 @@ impl Lexer for DerivreLexer {
             // lexeme `"…" & ~("a"|"b")` (the other keys of an object) took derivre's
             // relevance check ~35 µs, in the first mask of nearly every object schema; `""`
             // proves it in two.
-            if e != ExprRef::NO_MATCH && (self.exprs.is_positive(e) || self.has_witness(e)) {
+            if e != ExprRef::NO_MATCH
+                && (self.exprs.is_positive(e)
+                    || self.infinite_but_finitely_many(e)
+                    || self.has_witness(e))
+            {
                 self.check_step_fuel(cost0)?;
                 members.push((lx, e));
             } else if self.is_live_as(e, cost0, false)? {
@@ -1783,6 +1970,61 @@ mod witness_tests {
         assert_eq!(tag(look), tag::LOOKAHEAD);
     }
 
+    /// `repeat_bounds` reads derivre's printer: `*`, `+`, `?` and `{min, max}` (bounded and
+    /// not), the body never printed.
+    #[test]
+    fn repeat_bounds_are_read_off_the_printer() {
+        let mut b = RegexBuilder::new();
+        let rep = |b: &mut RegexBuilder, min, max| {
+            b.mk(&RegexAst::Repeat(Box::new(RegexAst::Regex("[a-z]+x".into())), min, max)).unwrap()
+        };
+        let cases = [(0, u32::MAX), (1, u32::MAX), (0, 1), (2, 5), (3, u32::MAX), (0, 300)];
+        let es: Vec<ExprRef> = cases.iter().map(|&(lo, hi)| rep(&mut b, lo, hi)).collect();
+        let x = b.exprset();
+        for (&e, &want) in es.iter().zip(&cases) {
+            assert_eq!(repeat_bounds(x, e), Some(want), "{}", x.expr_to_string(e));
+        }
+        assert_eq!(repeat_bounds(x, ExprRef::EMPTY_STRING), None);
+    }
+
+    /// Liveness read off the structure: infinite languages (an unbounded repeat of a body
+    /// with a non-empty string), minus finite exclusions, live; a finite or bounded one, or
+    /// one whose exclusion is not finite, not decided that way (`false` says nothing); a
+    /// positive expression's non-empty strings likewise.
+    #[test]
+    fn infinite_languages_are_live_by_structure() {
+        let mut b = RegexBuilder::new();
+        let mut mk = |ast: RegexAst| b.mk(&ast).unwrap();
+        let rx = |s: &str| RegexAst::Regex(s.into());
+        let not = |a: RegexAst| RegexAst::Not(Box::new(a));
+        let key = mk(RegexAst::And(vec![
+            rx(r#""[^"\\]*""#),
+            not(RegexAst::Or(vec![
+                RegexAst::Literal(r#""me""#.into()),
+                RegexAst::Literal(r#""ta""#.into()),
+            ])),
+        ]));
+        let inner = mk(RegexAst::Concat(vec![
+            RegexAst::And(vec![not(RegexAst::Literal("ab".into())), rx("[a-z]*")]),
+            RegexAst::Literal("!".into()),
+        ]));
+        let bounded =
+            mk(RegexAst::And(vec![rx("[a-z]{0,3}"), not(RegexAst::Literal("ab".into()))]));
+        let open_exclusion = mk(RegexAst::And(vec![rx("[a-z]+"), not(rx("a[a-z]*"))]));
+        let nullable_body = mk(rx("(a?)*b"));
+        let ws = mk(rx("[ \t]*"));
+        let eps = mk(rx("(|)"));
+        let x = b.exprset();
+        let infinite = |e| surely_infinite(x, e, &mut FINITE_NODES.clone(), &mut HashMap::new());
+        assert!(infinite(key), "{}", x.expr_to_string(key));
+        assert!(infinite(inner), "{}", x.expr_to_string(inner));
+        assert!(!infinite(bounded));
+        assert!(!infinite(open_exclusion), "the exclusion is infinite");
+        assert!(!infinite(nullable_body), "not known (the body is nullable)");
+        assert_eq!(matches_nonempty(x, ws), Some(true));
+        assert_eq!(matches_nonempty(x, eps), Some(false));
+    }
+
     fn lexer(rx: RegexSpec) -> DerivreLexer {
         let mut spec = LexerSpec::new();
         spec.add("x", rx, LexemeKind::Greedy);
@@ -1910,6 +2152,62 @@ mod witness_tests {
         let n1 = l.num_states();
         assert_eq!(l.check_prefixes(s, &query), Containment::Unknown);
         assert!(l.num_states() - n1 < 8, "{} new states", l.num_states() - n1);
+    }
+
+    /// Free keys beside named and pattern keys, as a JSON object with `patternProperties`
+    /// compiles them: the free key's body excludes the patterns inside its quotes
+    /// (`"(~"p1" & ~"p2" & body*)" & ~("k1"|…)`). The exclusions inside the concatenation
+    /// are left out too (the closing quote after them is finite, so finitely many strings
+    /// are added), and so are the pattern keys (finite members): the state is proven
+    /// contained without a trie walk. With an unbounded element after the exclusion
+    /// (`(~"ab" & [a-z]{0,2}) [a-z]*`: the ~"ab" could remove infinitely many strings)
+    /// nothing is left out.
+    #[test]
+    fn finite_exclusions_inside_a_key_body_are_left_out() {
+        let body = RegexSpec::regex(r#"[^"\\]*"#);
+        let q = || RegexSpec::literal("\"");
+        let named: Vec<String> =
+            (0..12).map(|i| format!(r#""{}key{i}""#, (b'a' + i) as char)).collect();
+        let named_or = || RegexSpec::Or(named.iter().map(RegexSpec::literal).collect());
+        let pats = ["consent_level_type", "kafka_topic"];
+        let mut spec = LexerSpec::new();
+        for k in &named {
+            spec.add(k, RegexSpec::literal(k), LexemeKind::Greedy);
+        }
+        for p in pats {
+            let key = RegexSpec::Concat(vec![
+                q(),
+                RegexSpec::And(vec![RegexSpec::literal(p), body.clone()]),
+                q(),
+            ]);
+            spec.add(p, RegexSpec::And(vec![key, not(named_or())]), LexemeKind::Greedy);
+        }
+        let mut free_body: Vec<RegexSpec> =
+            pats.iter().map(|p| not(RegexSpec::literal(*p))).collect();
+        free_body.push(body.clone());
+        let free = RegexSpec::Concat(vec![q(), RegexSpec::And(free_body), q()]);
+        spec.add("free", RegexSpec::And(vec![free, not(named_or())]), LexemeKind::Greedy);
+        let mut l = DerivreLexer::new(&spec).unwrap();
+        let mut s = l.start_state(&spec.all()).unwrap();
+        s = l.advance(s, b'"').unwrap();
+        let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{0,12}"#);
+        assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
+        let r = l.reduced.get(&s).copied().filter(|&r| r != StateId::DEAD).expect("reduced");
+        assert_eq!(l.members.get(r.as_usize()).unwrap().len(), 1, "only the free key is left");
+
+        let mut spec = LexerSpec::new();
+        let x = RegexSpec::Concat(vec![
+            RegexSpec::And(vec![RegexSpec::regex("[a-z]{0,2}"), not(RegexSpec::literal("ab"))]),
+            RegexSpec::regex("[a-z]*"),
+        ]);
+        spec.add("x", RegexSpec::And(vec![x, not(RegexSpec::literal("zz"))]), LexemeKind::Greedy);
+        let mut l = DerivreLexer::new(&spec).unwrap();
+        let s = l.start_state(&spec.all()).unwrap();
+        let r = l.without_finite_exclusions(s).expect("the outer exclusion is left out");
+        assert!(
+            l.exprs.expr_to_string(l.members.get(r.as_usize()).unwrap()[0].1).contains('¬'),
+            "the inner exclusion stays"
+        );
     }
 
     /// Free keys beside named ones (`"…" & ~("k1"|…)`): every string of string characters
