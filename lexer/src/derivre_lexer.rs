@@ -1607,6 +1607,9 @@ struct Partitions {
     ids: HashMap<Arc<[u8]>, u32>,
     /// Memo of [`Partitions::of_expr`].
     of_expr: derivre::HashMap<ExprRef, u32>,
+    /// Memo of [`Partitions::refine`] (the same member partitions meet in state after
+    /// state).
+    refined: HashMap<(u32, u32), u32>,
     /// Per state; [`NO_PARTITION`] until needed.
     of_state: Vec<u32>,
     /// Cold transitions computed per state (counted up to 2).
@@ -1623,6 +1626,7 @@ impl Partitions {
             labels: self.labels.clone(),
             ids: self.ids.clone(),
             of_expr: self.of_expr.clone(),
+            refined: self.refined.clone(),
             of_state: with_room(&self.of_state, states),
             cold: with_room(&self.cold, states),
             on: self.on,
@@ -1639,6 +1643,7 @@ impl Partitions {
             labels: Vec::new(),
             ids: HashMap::new(),
             of_expr: derivre::HashMap::default(),
+            refined: HashMap::new(),
             of_state: Vec::new(),
             cold: Vec::new(),
             on: true,
@@ -1675,24 +1680,28 @@ impl Partitions {
         if a == IDENTITY || b == IDENTITY {
             return IDENTITY;
         }
+        let key = (a.min(b), a.max(b));
+        if let Some(&r) = self.refined.get(&key) {
+            return r;
+        }
         let (la, lb) = (&self.labels[a as usize], &self.labels[b as usize]);
-        let nb = 1 + *lb.iter().max().unwrap_or(&0) as usize;
-        let na = 1 + *la.iter().max().unwrap_or(&0) as usize;
-        let mut pair = vec![u16::MAX; na * nb];
-        let mut next = 0u16;
+        // The pairs of labels met so far, numbered in order of first occurrence (at most one
+        // per class).
+        let mut pairs: Vec<(u8, u8)> = Vec::with_capacity(16);
         let out: Vec<u8> = la
             .iter()
             .zip(lb.iter())
-            .map(|(&x, &y)| {
-                let slot = &mut pair[x as usize * nb + y as usize];
-                if *slot == u16::MAX {
-                    *slot = next;
-                    next += 1;
+            .map(|(&x, &y)| match pairs.iter().position(|&p| p == (x, y)) {
+                Some(i) => i as u8,
+                None => {
+                    pairs.push((x, y));
+                    (pairs.len() - 1) as u8
                 }
-                *slot as u8
             })
             .collect();
-        self.intern(out)
+        let r = self.intern(out);
+        self.refined.insert(key, r);
+        r
     }
 
     /// The partition of expression `e` (memoized; see the type's docs).
@@ -1749,6 +1758,7 @@ impl Partitions {
         let labels: usize = self.labels.iter().map(|l| 2 * l.len() + 32).sum();
         labels
             + self.of_expr.capacity() * 12
+            + self.refined.capacity() * 12
             + self.of_state.capacity() * 4
             + self.cold.capacity()
             + self.class_rep.capacity()
