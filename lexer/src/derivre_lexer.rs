@@ -120,6 +120,11 @@ impl Clone for DerivreLexer {
         let mut state_ids = self.state_ids.clone();
         // Hashes are stored: growing moves entries, it hashes nothing.
         state_ids.reserve(room, |e| e.0);
+        // derivre's expression arena clones without spare room too: its first new
+        // expression (the copy's first cold transition, in a decode) would reallocate and copy
+        // the whole arena; room for a quarter more is made here, with the copy.
+        let mut exprs = self.exprs.clone();
+        exprs.reserve(self.exprs.len() / 4 + EXPR_ROOM_MIN);
         DerivreLexer {
             class_of: self.class_of,
             num_classes: self.num_classes,
@@ -145,7 +150,7 @@ impl Clone for DerivreLexer {
             reduced: self.reduced.clone(),
             finite: self.finite.clone(),
             parts: self.parts.with_room(room),
-            exprs: self.exprs.clone(),
+            exprs,
             deriv: self.deriv.clone(),
             relevance: self.relevance.clone(),
             next_byte: self.next_byte.clone(),
@@ -170,6 +175,8 @@ impl std::fmt::Debug for DerivreLexer {
 
 /// A copy's room for new states: at least [`COPY_ROOM_MIN`], a quarter of the states known.
 const COPY_ROOM_MIN: usize = 64;
+/// A copy's room for new expressions in derivre's arena, at least.
+const EXPR_ROOM_MIN: usize = 1024;
 
 impl DerivreLexer {
     /// How many new states a copy ([`Clone`]) holds without reallocating its per-state
@@ -1610,6 +1617,10 @@ struct Partitions {
     /// Memo of [`Partitions::refine`] (the same member partitions meet in state after
     /// state).
     refined: HashMap<(u32, u32), u32>,
+    /// The partition of a byte or byte string by the class of its first byte (that class
+    /// apart from the others); [`NO_PARTITION`] until met. A large alternation of literals
+    /// (a tool set's names) makes new byte strings in every derivative.
+    first_byte: Vec<u32>,
     /// Per state; [`NO_PARTITION`] until needed.
     of_state: Vec<u32>,
     /// Cold transitions computed per state (counted up to 2).
@@ -1627,6 +1638,7 @@ impl Partitions {
             ids: self.ids.clone(),
             of_expr: self.of_expr.clone(),
             refined: self.refined.clone(),
+            first_byte: self.first_byte.clone(),
             of_state: with_room(&self.of_state, states),
             cold: with_room(&self.cold, states),
             on: self.on,
@@ -1644,6 +1656,7 @@ impl Partitions {
             ids: HashMap::new(),
             of_expr: derivre::HashMap::default(),
             refined: HashMap::new(),
+            first_byte: vec![NO_PARTITION; num_classes],
             of_state: Vec::new(),
             cold: Vec::new(),
             on: true,
@@ -1723,6 +1736,20 @@ impl Partitions {
                     && !x.surely_no_match(reps[1])
                 {
                     return mapped.iter().fold(TRIVIAL, |acc, &p| self.refine(acc, p));
+                }
+                // A byte or byte string: its first byte's class (a literal's byte is a class
+                // of its own, so the class's byte is that byte) apart from the others.
+                let t = set.get_tag(r) as u8;
+                if t == tag::BYTE || t == tag::BYTE_CONCAT {
+                    if let Some(c) = reps.iter().position(|&b| !x.surely_no_match(b)) {
+                        if self.first_byte[c] == NO_PARTITION {
+                            // Numbered by first occurrence, as every partition.
+                            let labels = (0..reps.len()).map(|i| ((i == c) != (c == 0)) as u8);
+                            let labels = labels.collect();
+                            self.first_byte[c] = self.intern(labels);
+                        }
+                        return self.first_byte[c];
+                    }
                 }
                 let (mut reads, mut skips) = (false, false);
                 let labels: Vec<u8> = self
