@@ -80,8 +80,10 @@ pub struct DerivreLexer {
     /// The expression of each query class `C` (see `prefix_query_expr`).
     query_classes: Arc<HashMap<CharClass, ExprRef>>,
     /// Queries of the form `C{m,n}`, answered by walking the DFA.
-    /// (index in `walk_classes`, bound) of each query seen; `None` for other shapes.
-    class_repeats: Arc<HashMap<RegexSpec, Option<ClassRepeatQuery>>>,
+    /// (index in `walk_classes`, bound) of each query seen, with its parse; `None` for other
+    /// shapes. (The process-wide parse cache takes a lock: a batch's threads met on it in
+    /// every containment check.)
+    class_repeats: Arc<HashMap<RegexSpec, Option<(ClassRepeatQuery, Arc<ClassRepeat>)>>>,
     /// Character classes of the queries, reduced to one byte per byte class.
     walk_classes: Arc<Vec<CharClass>>,
     /// Live depth of each (state, class) walked, with the depth limit of that walk.
@@ -406,27 +408,11 @@ impl DerivreLexer {
         // `C{m,n}` by walking the DFA (cheap when warm, and decisive both ways; out of budget
         // it is "unknown": walking the slice's trie then costs less than the symbolic check,
         // ~5 ms on a bounded repeat); the symbolic check for other shapes.
-        let parsed = ClassRepeat::parse_cached(query);
-        // Every one-character string of the class must live (a query holding longer strings
-        // holds their one-character prefixes): one of its first bytes leading to DEAD
-        // settles it before any walk or symbolic check. A few representative bytes (a
-        // letter of each case, a digit) rule out most states of a trie walk (structure,
-        // numbers, literals) for a few transitions the walk needs anyway; trying every
-        // first byte cost a cold derivative per byte class in key states, which the
-        // symbolic check then proves contained without them.
-        if let Some(q) = parsed.as_ref().filter(|q| q.max != Some(0)) {
-            for &b in q.probe_bytes.iter() {
-                match self.advance(state, b) {
-                    Ok(s) if s != StateId::DEAD => {}
-                    _ => return Containment::Unknown,
-                }
-            }
-        }
-        let q = match self.class_repeats.get(query) {
-            Some(&q) => q,
+        let entry = match self.class_repeats.get(query) {
+            Some(e) => e.clone(),
             None => {
-                let q = parsed.map(|q| {
-                    let c = q.class.reduced(&self.class_of);
+                let e = ClassRepeat::parse_cached(query).map(|p| {
+                    let c = p.class.reduced(&self.class_of);
                     let i = match self.walk_classes.iter().position(|x| *x == c) {
                         Some(i) => i,
                         None => {
@@ -434,12 +420,28 @@ impl DerivreLexer {
                             self.walk_classes.len() - 1
                         }
                     };
-                    (i as u32, q.max)
+                    ((i as u32, p.max), p)
                 });
-                Arc::make_mut(&mut self.class_repeats).insert(query.clone(), q);
-                q
+                Arc::make_mut(&mut self.class_repeats).insert(query.clone(), e.clone());
+                e
             }
         };
+        // Every one-character string of the class must live (a query holding longer strings
+        // holds their one-character prefixes): one of its first bytes leading to DEAD
+        // settles it before any walk or symbolic check. A few representative bytes (a
+        // letter of each case, a digit) rule out most states of a trie walk (structure,
+        // numbers, literals) for a few transitions the walk needs anyway; trying every
+        // first byte cost a cold derivative per byte class in key states, which the
+        // symbolic check then proves contained without them.
+        if let Some((_, p)) = entry.as_ref().filter(|(_, p)| p.max != Some(0)) {
+            for &b in p.probe_bytes.iter() {
+                match self.advance(state, b) {
+                    Ok(s) if s != StateId::DEAD => {}
+                    _ => return Containment::Unknown,
+                }
+            }
+        }
+        let q = entry.map(|(q, _)| q);
         // The walk of this class from this state (cheap walks apart: fewer new states).
         let own_key = |ci: u32| walk_key(state, ci, cheap);
         // A walk of the same class from this state that already reached deep enough (one
