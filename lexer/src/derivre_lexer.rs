@@ -36,6 +36,8 @@ const MUST_END: u32 = 1 << 30;
 type Member = (LexemeIdx, ExprRef);
 /// A `C{m,n}` query: its class's index in `walk_classes`, and `n`.
 type ClassRepeatQuery = (u32, Option<u32>);
+/// A query's walk (class index, bound) with its parse.
+type ParsedQuery = (ClassRepeatQuery, Arc<ClassRepeat>);
 
 /// The default [`Lexer`]: all lexeme expressions live in one derivre expression store; a
 /// state is the sorted set of (lexeme, expression) pairs still alive; transitions are
@@ -83,7 +85,7 @@ pub struct DerivreLexer {
     /// (index in `walk_classes`, bound) of each query seen, with its parse; `None` for other
     /// shapes. (The process-wide parse cache takes a lock: a batch's threads met on it in
     /// every containment check.)
-    class_repeats: Arc<HashMap<RegexSpec, Option<(ClassRepeatQuery, Arc<ClassRepeat>)>>>,
+    class_repeats: Arc<HashMap<RegexSpec, Option<ParsedQuery>>>,
     /// Character classes of the queries, reduced to one byte per byte class.
     walk_classes: Arc<Vec<CharClass>>,
     /// Live depth of each (state, class) walked, with the depth limit of that walk.
