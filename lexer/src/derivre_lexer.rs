@@ -410,10 +410,30 @@ impl DerivreLexer {
         // `C{m,n}` by walking the DFA (cheap when warm, and decisive both ways; out of budget
         // it is "unknown": walking the slice's trie then costs less than the symbolic check,
         // ~5 ms on a bounded repeat); the symbolic check for other shapes.
-        let entry = match self.class_repeats.get(query) {
-            Some(e) => e.clone(),
+        let known = self.class_repeats.get(query).cloned();
+        let parsed = match &known {
+            Some(e) => e.as_ref().map(|(_, p)| Arc::clone(p)),
+            None => ClassRepeat::parse_cached(query),
+        };
+        // Every one-character string of the class must live (a query holding longer strings
+        // holds their one-character prefixes): one of its first bytes leading to DEAD
+        // settles it before any walk or symbolic check. A few representative bytes (a
+        // letter of each case, a digit) rule out most states of a trie walk (structure,
+        // numbers, literals) for a few transitions the walk needs anyway; trying every
+        // first byte cost a cold derivative per byte class in key states, which the
+        // symbolic check then proves contained without them.
+        if let Some(p) = parsed.as_ref().filter(|p| p.max != Some(0)) {
+            for &b in p.probe_bytes.iter() {
+                match self.advance(state, b) {
+                    Ok(s) if s != StateId::DEAD => {}
+                    _ => return Containment::Unknown,
+                }
+            }
+        }
+        let q = match known {
+            Some(e) => e.map(|(q, _)| q),
             None => {
-                let e = ClassRepeat::parse_cached(query).map(|p| {
+                let e = parsed.map(|p| {
                     let c = p.class.reduced(&self.class_of);
                     let i = match self.walk_classes.iter().position(|x| *x == c) {
                         Some(i) => i,
@@ -424,26 +444,11 @@ impl DerivreLexer {
                     };
                     ((i as u32, p.max), p)
                 });
-                Arc::make_mut(&mut self.class_repeats).insert(query.clone(), e.clone());
-                e
+                let q = e.as_ref().map(|(q, _)| *q);
+                Arc::make_mut(&mut self.class_repeats).insert(query.clone(), e);
+                q
             }
         };
-        // Every one-character string of the class must live (a query holding longer strings
-        // holds their one-character prefixes): one of its first bytes leading to DEAD
-        // settles it before any walk or symbolic check. A few representative bytes (a
-        // letter of each case, a digit) rule out most states of a trie walk (structure,
-        // numbers, literals) for a few transitions the walk needs anyway; trying every
-        // first byte cost a cold derivative per byte class in key states, which the
-        // symbolic check then proves contained without them.
-        if let Some((_, p)) = entry.as_ref().filter(|(_, p)| p.max != Some(0)) {
-            for &b in p.probe_bytes.iter() {
-                match self.advance(state, b) {
-                    Ok(s) if s != StateId::DEAD => {}
-                    _ => return Containment::Unknown,
-                }
-            }
-        }
-        let q = entry.map(|(q, _)| q);
         // The walk of this class from this state (cheap walks apart: fewer new states).
         let own_key = |ci: u32| walk_key(state, ci, cheap);
         // A walk of the same class from this state that already reached deep enough (one
