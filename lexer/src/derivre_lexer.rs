@@ -126,9 +126,12 @@ impl Clone for DerivreLexer {
         state_ids.reserve(room, |e| e.0);
         // derivre's expression arena clones without spare room too: its first new
         // expression (the copy's first cold transition, in a decode) would reallocate and copy
-        // the whole arena; room for a quarter more is made here, with the copy.
+        // the whole arena; room for a quarter more is made here, with the copy (none for a
+        // small arena, whose copy is cheap: a matcher's placeholder lexer is cloned empty).
         let mut exprs = self.exprs.clone();
-        exprs.reserve(self.exprs.len() / 4 + EXPR_ROOM_MIN);
+        if self.exprs.len() >= EXPR_ROOM_FROM {
+            exprs.reserve(self.exprs.len() / 4);
+        }
         DerivreLexer {
             class_of: self.class_of,
             num_classes: self.num_classes,
@@ -179,8 +182,8 @@ impl std::fmt::Debug for DerivreLexer {
 
 /// A copy's room for new states: at least [`COPY_ROOM_MIN`], a quarter of the states known.
 const COPY_ROOM_MIN: usize = 64;
-/// A copy's room for new expressions in derivre's arena, at least.
-const EXPR_ROOM_MIN: usize = 1024;
+/// The arena size (expressions) from which a copy reserves room for new ones.
+const EXPR_ROOM_FROM: usize = 4096;
 
 impl DerivreLexer {
     /// How many new states a copy ([`Clone`]) holds without reallocating its per-state
