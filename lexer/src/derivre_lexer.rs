@@ -1110,8 +1110,9 @@ fn shortest_guess(
 }
 
 /// Whether `e` matches finitely many strings, read off its structure: bytes, byte strings,
-/// concatenations and unions of such (a repeat, a complement or an intersection: not known,
-/// `false`); `false` past `budget` nodes.
+/// concatenations and unions of such, an intersection with such an operand (a repeat or a
+/// complement: not known, `false`); `false` past `budget` nodes. `memo` keeps the answers
+/// found within the budget.
 fn is_finite(x: &ExprSet, e: ExprRef, budget: &mut u32, memo: &mut HashMap<ExprRef, bool>) -> bool {
     if let Some(&r) = memo.get(&e) {
         return r;
