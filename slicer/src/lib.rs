@@ -330,18 +330,38 @@ impl Slices {
     /// mask inside a string allows four slices whole: one copy where four unions of the
     /// vocabulary's width were).
     pub fn union_of(&self, which: &[bool]) -> TokenSet {
-        let build = || {
-            let mut m = TokenSet::new(self.rest.vocab_size());
-            for (s, _) in self.slices.iter().zip(which).filter(|x| *x.1) {
-                m.union(&s.mask);
-            }
-            m
-        };
-        let idx = which.iter().take(self.slices.len()).rev().fold(0, |a, &w| a << 1 | w as usize);
-        match self.unions.get(idx) {
-            Some(u) => u.get_or_init(build).clone(),
-            None => build(),
+        match self.kept_union(which) {
+            Some(u) => u.clone(),
+            None => self.build_union(which),
         }
+    }
+
+    /// [`Slices::union_of`] into `out` (its old contents replaced; no allocation).
+    pub fn union_into(&self, which: &[bool], out: &mut TokenSet) {
+        match self.kept_union(which) {
+            Some(u) => out.copy_from(u),
+            None => {
+                out.clear();
+                for (s, _) in self.slices.iter().zip(which).filter(|x| *x.1) {
+                    out.union(&s.mask);
+                }
+            }
+        }
+    }
+
+    /// The kept union of the slices `which` marks (built the first time), if unions of that
+    /// many slices are kept.
+    fn kept_union(&self, which: &[bool]) -> Option<&TokenSet> {
+        let idx = which.iter().take(self.slices.len()).rev().fold(0, |a, &w| a << 1 | w as usize);
+        self.unions.get(idx).map(|u| u.get_or_init(|| self.build_union(which)))
+    }
+
+    fn build_union(&self, which: &[bool]) -> TokenSet {
+        let mut m = TokenSet::new(self.rest.vocab_size());
+        for (s, _) in self.slices.iter().zip(which).filter(|x| *x.1) {
+            m.union(&s.mask);
+        }
+        m
     }
 
     /// The trie of the tokens in no slice (special tokens included).

@@ -1,5 +1,5 @@
 //! The kept unions of slice masks equal the unions computed afresh, every set of slices,
-//! asked twice (built, then kept).
+//! asked twice (built, then kept), also when written into a buffer that held another set.
 
 use slicer::{SliceSpec, Slices};
 use toktrie::{TokenSet, Vocabulary};
@@ -19,6 +19,15 @@ fn unions_of_slice_masks() {
             }
             let flags: Vec<bool> = (0..k).map(|i| which >> i & 1 == 1).collect();
             assert_eq!(slices.union_of(&flags), want, "slices {which:b}");
+            let mut out = TokenSet::new(vocab.len());
+            out.set_all(true);
+            slices.union_into(&flags, &mut out);
+            assert_eq!(out, want, "slices {which:b}, into a full buffer");
+            // A flag past the slices is ignored.
+            let mut long = flags.clone();
+            long.push(false);
+            slices.union_into(&long, &mut out);
+            assert_eq!(out, want, "slices {which:b}, a flag past the slices");
         }
     }
     // Disjoint slices: the whole set holds every token of every slice.

@@ -152,6 +152,12 @@ impl TokenSet {
         assert_eq!(self.universe, other.universe, "token sets over different vocabularies");
     }
 
+    /// `self = other`, in place (no allocation). Panics if the universes differ.
+    pub fn copy_from(&mut self, other: &TokenSet) {
+        self.check_same(other);
+        self.words.copy_from_slice(&other.words);
+    }
+
     /// `self = self ∪ other`. Panics if the universes differ (a programming error).
     pub fn union(&mut self, other: &TokenSet) {
         self.check_same(other);
