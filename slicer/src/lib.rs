@@ -340,12 +340,7 @@ impl Slices {
     pub fn union_into(&self, which: &[bool], out: &mut TokenSet) {
         match self.kept_union(which) {
             Some(u) => out.copy_from(u),
-            None => {
-                out.clear();
-                for (s, _) in self.slices.iter().zip(which).filter(|x| *x.1) {
-                    out.union(&s.mask);
-                }
-            }
+            None => self.fill_union(which, out),
         }
     }
 
@@ -358,10 +353,16 @@ impl Slices {
 
     fn build_union(&self, which: &[bool]) -> TokenSet {
         let mut m = TokenSet::new(self.rest.vocab_size());
-        for (s, _) in self.slices.iter().zip(which).filter(|x| *x.1) {
-            m.union(&s.mask);
-        }
+        self.fill_union(which, &mut m);
         m
+    }
+
+    /// `out` = the union of the masks of the slices `which` marks, computed.
+    fn fill_union(&self, which: &[bool], out: &mut TokenSet) {
+        out.clear();
+        for (s, _) in self.slices.iter().zip(which).filter(|x| *x.1) {
+            out.union(&s.mask);
+        }
     }
 
     /// The trie of the tokens in no slice (special tokens included).
