@@ -719,18 +719,24 @@ impl DerivreLexer {
     /// multiply: `format: date-time` (leap seconds are intersections) with an unanchored
     /// `pattern` took 3.6 M fuel, 84 ms in one mask, where its hull took ~1 ms.
     fn is_live(&mut self, e: ExprRef, cost0: u64) -> Result<bool, Error> {
-        self.is_live_as(e, cost0, true)
+        self.is_live_as(e, cost0, false)
     }
 
-    /// [`is_live`](Self::is_live); `witness` false where the caller tried the witness
-    /// already.
-    fn is_live_as(&mut self, e: ExprRef, cost0: u64, witness: bool) -> Result<bool, Error> {
+    /// [`is_live`](Self::is_live); `witness_first`: the witness is tried before the quick
+    /// relevance check, not after it (a start state's lexemes: a key lexeme `"…" &
+    /// ~("a"|"b")` took derivre's relevance check ~35 µs, in the first mask of nearly every
+    /// object schema, where `""` proves it in two derivatives).
+    fn is_live_as(&mut self, e: ExprRef, cost0: u64, witness_first: bool) -> Result<bool, Error> {
         if e == ExprRef::NO_MATCH {
             return Ok(false);
         }
         // A positive expression other than NO_MATCH matches some string (derivre's
-        // invariant, which `start_state` relies on too).
+        // invariant).
         if self.exprs.is_positive(e) || self.infinite_but_finitely_many(e) {
+            return Ok(true);
+        }
+        if witness_first && self.has_witness(e) {
+            self.check_step_fuel(cost0)?;
             return Ok(true);
         }
         let quick = QUICK_FUEL.min(self.limits.step_fuel.saturating_sub(self.exprs.cost() - cost0));
@@ -738,7 +744,7 @@ impl DerivreLexer {
             self.check_step_fuel(cost0)?;
             return Ok(r);
         }
-        if witness && self.has_witness(e) {
+        if !witness_first && self.has_witness(e) {
             self.check_step_fuel(cost0)?;
             return Ok(true);
         }
@@ -1137,6 +1143,17 @@ fn is_finite(x: &ExprSet, e: ExprRef, budget: &mut u32, memo: &mut HashMap<ExprR
     r
 }
 
+/// Whether `a` is the complement of a finite language (`~("k1"|…)`), which removes finitely
+/// many strings from an intersection.
+fn finite_exclusion(
+    x: &ExprSet,
+    a: ExprRef,
+    budget: &mut u32,
+    memo: &mut HashMap<ExprRef, bool>,
+) -> bool {
+    x.get_tag(a) as u8 == tag::NOT && is_finite(x, x.get_args(a)[0], budget, memo)
+}
+
 /// Whether `e` matches infinitely many strings (so some), read off its structure: an
 /// unbounded repeat of a body with a non-empty string; an intersection of one such operand
 /// with complements of finite languages (they remove finitely many strings); a
@@ -1158,7 +1175,7 @@ fn surely_infinite(
         tag::AND => {
             let mut rest = None;
             for &a in args {
-                if x.get_tag(a) as u8 == tag::NOT && is_finite(x, x.get_args(a)[0], budget, memo) {
+                if finite_exclusion(x, a, budget, memo) {
                     continue;
                 }
                 if rest.replace(a).is_some() {
@@ -1248,7 +1265,7 @@ fn relax_finite(
             let mut changed = false;
             let mut kept = Vec::with_capacity(args.len());
             for a in args {
-                if x.get_tag(a) as u8 == tag::NOT && is_finite(x, x.get_args(a)[0], budget, memo) {
+                if finite_exclusion(x, a, budget, memo) {
                     changed = true;
                 } else if let Some(r) = relax_finite(x, a, budget, memo) {
                     changed = true;
@@ -1298,9 +1315,8 @@ fn relax_finite(
 /// A superset of `e` with fewer intersections: below the outermost intersection on each
 /// path (`keep`: none met yet), an intersection is replaced by its first positive operand
 /// (else its first), which only adds strings; concatenations and unions are rebuilt; any
-/// other node (a repeat or byte string around an intersection, whose bounds derivre's API
-/// does not show, a complement, a lookahead, a remainder) is kept as it is: exact, so a
-/// superset too. `e` itself past `budget` nodes.
+/// other node (a repeat or byte string around an intersection, a complement, a lookahead, a
+/// remainder) is kept as it is: exact, so a superset too. `e` itself past `budget` nodes.
 fn hull(
     x: &mut ExprSet,
     e: ExprRef,
@@ -1469,19 +1485,9 @@ impl Lexer for DerivreLexer {
         let mut members = Vec::with_capacity(allowed.len());
         for lx in allowed.iter() {
             let e = self.lexeme_exprs[lx.as_usize()];
-            // A string read off the expression's structure, checked with derivatives,
-            // proves most lexemes with an intersection live in a few derivatives: a key
-            // lexeme `"…" & ~("a"|"b")` (the other keys of an object) took derivre's
-            // relevance check ~35 µs, in the first mask of nearly every object schema; `""`
-            // proves it in two.
-            if e != ExprRef::NO_MATCH
-                && (self.exprs.is_positive(e)
-                    || self.infinite_but_finitely_many(e)
-                    || self.has_witness(e))
-            {
-                self.check_step_fuel(cost0)?;
-                members.push((lx, e));
-            } else if self.is_live_as(e, cost0, false)? {
+            // A witness string proves most lexemes with an intersection live in a few
+            // derivatives (see `is_live_as`).
+            if self.is_live_as(e, cost0, true)? {
                 members.push((lx, e));
             }
         }
