@@ -402,3 +402,68 @@ fn multiple_of_combinations_fit_the_step_fuel() {
     });
     check(schema, &["-3850", "-3780", "-3465"], &["-3003", "-3036", "-3850.5", "-2100"]);
 }
+
+/// A definition used through `$ref` under many properties (and through a chain of
+/// `$ref`-only definitions) is one set of grammar rules: before, each use emitted its own
+/// copy of the definition's object rules (Github_ultra---o13934: 75,193 rules, 1.5 s).
+/// Where `$ref` has a validating sibling (2019-09 and later), the use keeps its own rules.
+#[test]
+fn a_definition_used_many_times_is_emitted_once() {
+    let props: serde_json::Map<String, serde_json::Value> =
+        (0..40).map(|i| (format!("k{i}"), json!({"type": "string"}))).collect();
+    let uses: serde_json::Map<String, serde_json::Value> =
+        (0..60).map(|i| (format!("u{i}"), json!({"$ref": "#/definitions/alias"}))).collect();
+    let schema = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "definitions": {
+            "fields": {"type": "object", "properties": props, "additionalProperties": false},
+            "alias": {"$ref": "#/definitions/fields", "description": "the same fields"}
+        },
+        "type": "object", "properties": uses, "additionalProperties": false
+    });
+    let rules = grammars::json_schema::compile_schema(&schema).unwrap().rules.len();
+    // 60 uses x (41 x 2 key-chain states) would be ~5,000.
+    assert!(rules < 400, "{rules} rules");
+    check(
+        schema,
+        &[r#"{"u0":{"k1":"a"},"u59":{}}"#, "{}"],
+        &[r#"{"u0":{"x":"a"}}"#, r#"{"u0":{"k1":1}}"#],
+    );
+
+    // 2020-12: `$ref` beside `minProperties` applies both.
+    let schema = json!({
+        "$defs": {"o": {"type": "object", "properties": {"a": {"type": "integer"}}}},
+        "type": "object",
+        "properties": {
+            "p": {"$ref": "#/$defs/o", "minProperties": 1},
+            "q": {"$ref": "#/$defs/o", "title": "annotation only"}
+        }
+    });
+    check(schema, &[r#"{"p":{"a":1},"q":{}}"#], &[r#"{"p":{}}"#, r#"{"q":{"a":"x"}}"#]);
+}
+
+/// Productivity over a long chain of rules listed in the order that made the old fixpoint
+/// take one pass per rule: decided in one pass over the rules now, both ways.
+#[test]
+fn a_long_chain_of_definitions_is_productive_or_not() {
+    let chain = |last: serde_json::Value| {
+        let mut defs = serde_json::Map::new();
+        for i in 0..300 {
+            defs.insert(
+                format!("d{i}"),
+                json!({"type": "array", "items": {"$ref": format!("#/$defs/d{}", i + 1)},
+                    "minItems": 1}),
+            );
+        }
+        defs.insert("d300".into(), last);
+        json!({"$defs": defs, "$ref": "#/$defs/d0"})
+    };
+    let ok = chain(json!({"type": "integer"}));
+    let mut deep = "1".to_string();
+    for _ in 0..300 {
+        deep = format!("[{deep}]");
+    }
+    check(ok, &[deep.as_str()], &["[]", "1"]);
+    let e = Checker::new(&chain(json!(false))).err().map(|e| e.to_string());
+    assert!(e.as_deref().is_some_and(|e| e.contains("unsatisfiable")), "{e:?}");
+}

@@ -185,6 +185,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
     }
 
     fn rule_for(&mut self, e: &SExpr) -> String {
+        let e = &self.ctx.canonical(e);
         if let Some(n) = self.names.get(e) {
             return n.clone();
         }
