@@ -205,9 +205,21 @@ impl DerivreLexer {
         spec.validate(limits.max_depth)?;
         let mut builder = RegexBuilder::new();
         let mut lexeme_exprs = Vec::with_capacity(spec.len());
+        // A regex used by several lexemes (a `format` under ten properties) is parsed once:
+        // regex-syntax's parse of the `uri` and `date-time` regexes took most of such a
+        // grammar's lexer build.
+        let mut parsed: HashMap<String, ExprRef> = HashMap::new();
         for l in &spec.lexemes {
-            let e = fold(&l.name, &l.regex, limits.max_depth, |node, args| {
-                translate(&mut builder, &l.name, node, args)
+            let e = fold(&l.name, &l.regex, limits.max_depth, |node, args| match node {
+                RegexSpec::Regex(rx) => match parsed.get(rx.as_str()) {
+                    Some(&e) => Ok(e),
+                    None => {
+                        let e = translate(&mut builder, &l.name, node, args)?;
+                        parsed.insert(rx.clone(), e);
+                        Ok(e)
+                    }
+                },
+                _ => translate(&mut builder, &l.name, node, args),
             })?;
             lexeme_exprs.push(e);
             if builder.exprset().cost() > limits.total_fuel {
