@@ -434,7 +434,6 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The expression for the subschema at `loc`.
     /// The schema `e` stands for where it is a location holding only a `$ref` (annotations
     /// beside it; any siblings up to draft 7, where `$ref` overrides them, as
     /// [`Ctx::normalize`] reads it): its target, followed through chains. The same schema,
@@ -476,6 +475,7 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The expression for the subschema at `loc`.
     pub fn at(&self, loc: String) -> SExpr {
         match self.doc.get(&loc) {
             Some(Value::Bool(true)) => SExpr::True,
