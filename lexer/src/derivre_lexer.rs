@@ -1216,8 +1216,6 @@ fn is_finite(x: &ExprSet, e: ExprRef, budget: &mut u32, memo: &mut HashMap<ExprR
     r
 }
 
-/// Whether `a` is the complement of a finite language (`~("k1"|…)`), which removes finitely
-/// many strings from an intersection.
 /// Whether `e` holds the complement of an infinite language, read off its structure (under
 /// intersections, unions and the head of concatenations); `false` past `budget` nodes.
 /// `memo` keeps the answers found within the budget; `finite` is [`is_finite`]'s memo.
@@ -1249,6 +1247,8 @@ fn infinite_complement(
     r
 }
 
+/// Whether `a` is the complement of a finite language (`~("k1"|…)`), which removes finitely
+/// many strings from an intersection.
 fn finite_exclusion(
     x: &ExprSet,
     a: ExprRef,
