@@ -430,6 +430,24 @@ fn a_definition_used_many_times_is_emitted_once() {
         &[r#"{"u0":{"x":"a"}}"#, r#"{"u0":{"k1":1}}"#],
     );
 
+    // 2020-12 (no `$schema`): `$ref` beside annotations and `x-` extensions only.
+    let uses: serde_json::Map<String, serde_json::Value> = (0..60)
+        .map(|i| {
+            let r = json!({"$ref": "#/$defs/fields", "x-intellij-html-description": "<b>f</b>",
+                "propertyOrder": i, "description": "the fields"});
+            (format!("u{i}"), r)
+        })
+        .collect();
+    let props: serde_json::Map<String, serde_json::Value> =
+        (0..40).map(|i| (format!("k{i}"), json!({"type": "string"}))).collect();
+    let schema = json!({
+        "$defs": {"fields": {"type": "object", "properties": props, "additionalProperties": false}},
+        "type": "object", "properties": uses, "additionalProperties": false
+    });
+    let rules = grammars::json_schema::compile_schema(&schema).unwrap().rules.len();
+    assert!(rules < 400, "{rules} rules");
+    check(schema, &[r#"{"u3":{"k0":"a"}}"#], &[r#"{"u3":{"x":"a"}}"#]);
+
     // 2020-12: `$ref` beside `minProperties` applies both.
     let schema = json!({
         "$defs": {"o": {"type": "object", "properties": {"a": {"type": "integer"}}}},

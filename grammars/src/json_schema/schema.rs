@@ -440,7 +440,8 @@ impl<'a> Ctx<'a> {
     /// so one grammar rule for all its uses (a definition used under 160 properties was
     /// emitted 160 times: 75,000 rules, 1.5 s to compile, Github_ultra---o13934).
     pub fn canonical(&self, e: &SExpr) -> SExpr {
-        /// Keywords that say nothing about which values are valid.
+        /// Keywords that say nothing about which values are valid (with `x-` extensions;
+        /// the non-standard ones here are unknown keywords, annotations to `normalize`).
         const ANNOTATIONS: &[&str] = &[
             "title",
             "description",
@@ -451,6 +452,10 @@ impl<'a> Ctx<'a> {
             "readOnly",
             "writeOnly",
             "markdownDescription",
+            "markdownEnumDescriptions",
+            "enumDescriptions",
+            "propertyOrder",
+            "javaType",
         ];
         let SExpr::At(start) = e else { return e.clone() };
         let mut loc = start.clone();
@@ -459,7 +464,9 @@ impl<'a> Ctx<'a> {
             let Some(Value::Object(m)) = self.doc.get(&loc) else { break };
             let Some(Value::String(r)) = m.get("$ref") else { break };
             let only_ref = self.doc.draft <= Draft::D7
-                || m.keys().all(|k| k == "$ref" || ANNOTATIONS.contains(&k.as_str()));
+                || m.keys().all(|k| {
+                    k == "$ref" || k.starts_with("x-") || ANNOTATIONS.contains(&k.as_str())
+                });
             if !only_ref {
                 break;
             }
