@@ -1193,14 +1193,7 @@ fn shortest_guess(
 /// complement: not known, `false`); `false` past `budget` nodes. `memo` keeps the answers
 /// found within the budget.
 fn is_finite(x: &ExprSet, e: ExprRef, budget: &mut u32, memo: &mut HashMap<ExprRef, bool>) -> bool {
-    if let Some(&r) = memo.get(&e) {
-        return r;
-    }
-    if *budget == 0 {
-        return false;
-    }
-    *budget -= 1;
-    let r = match x.get_tag(e) as u8 {
+    budgeted(e, budget, memo, |budget, memo| match x.get_tag(e) as u8 {
         tag::EMPTY_STRING | tag::NO_MATCH | tag::BYTE | tag::BYTE_SET => true,
         tag::BYTE_CONCAT | tag::CONCAT | tag::OR => {
             x.get_args(e).iter().all(|&a| is_finite(x, a, budget, memo))
@@ -1208,8 +1201,25 @@ fn is_finite(x: &ExprSet, e: ExprRef, budget: &mut u32, memo: &mut HashMap<ExprR
         // A subset of each operand: finite where one of them is.
         tag::AND => x.get_args(e).iter().any(|&a| is_finite(x, a, budget, memo)),
         _ => false,
-    };
-    // A budget never spent to the end: the answer is exact (the same next time).
+    })
+}
+
+/// A structural predicate of `e` through `memo`: `false` (unknown) once `budget` nodes are
+/// spent; an answer found with budget left is exact and kept (the same next time).
+fn budgeted(
+    e: ExprRef,
+    budget: &mut u32,
+    memo: &mut HashMap<ExprRef, bool>,
+    f: impl FnOnce(&mut u32, &mut HashMap<ExprRef, bool>) -> bool,
+) -> bool {
+    if let Some(&r) = memo.get(&e) {
+        return r;
+    }
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    let r = f(budget, memo);
     if *budget > 0 {
         memo.insert(e, r);
     }
@@ -1226,25 +1236,17 @@ fn infinite_complement(
     memo: &mut HashMap<ExprRef, bool>,
     finite: &mut HashMap<ExprRef, bool>,
 ) -> bool {
-    if let Some(&r) = memo.get(&e) {
-        return r;
-    }
-    if *budget == 0 {
-        return false;
-    }
-    *budget -= 1;
-    let args = x.get_args(e);
-    let r = match x.get_tag(e) as u8 {
-        tag::NOT => !is_finite(x, args[0], budget, finite),
-        tag::AND | tag::OR => args.iter().any(|&a| infinite_complement(x, a, budget, memo, finite)),
-        tag::CONCAT | tag::BYTE_CONCAT => infinite_complement(x, args[0], budget, memo, finite),
-        _ => false,
-    };
-    // A budget never spent to the end: the answer is exact (the same next time).
-    if *budget > 0 {
-        memo.insert(e, r);
-    }
-    r
+    budgeted(e, budget, memo, |budget, memo| {
+        let args = x.get_args(e);
+        match x.get_tag(e) as u8 {
+            tag::NOT => !finite_exclusion(x, e, budget, finite),
+            tag::AND | tag::OR => {
+                args.iter().any(|&a| infinite_complement(x, a, budget, memo, finite))
+            }
+            tag::CONCAT | tag::BYTE_CONCAT => infinite_complement(x, args[0], budget, memo, finite),
+            _ => false,
+        }
+    })
 }
 
 /// Whether `a` is the complement of a finite language (`~("k1"|…)`), which removes finitely
