@@ -272,6 +272,30 @@ fn leap_seconds_follow_the_offset() {
     assert!(!c.accepts("\"23:58:60Z\""));
 }
 
+/// `format: date-time` reads the date once, then the same times as `format: time`
+/// (leap seconds included, against every offset case); a bad date or time fails either way.
+#[test]
+fn date_times_take_the_leap_seconds_of_times() {
+    let c = Checker::new(&json!({"type": "string", "format": "date-time"})).unwrap();
+    for (text, ok) in [
+        ("2016-12-31T15:59:60-08:00", true),
+        ("2016-12-31T15:59:60-07:00", false),
+        ("2016-12-31T23:29:60+23:30", true),
+        ("2016-12-31T23:29:60+23:31", false),
+        ("2016-12-31T00:59:60+01:00", true),
+        ("2016-12-31T00:59:60+02:00", false),
+        ("2016-12-31t23:59:60.25z", true),
+        ("2016-12-31T12:00:60Z", false),
+        ("2016-12-31T12:00:59Z", true),
+        ("2016-02-30T12:00:00Z", false),
+        ("2016-02-29T24:00:00Z", false),
+        ("2016-02-29T23:59:60+00:00", true),
+        ("2016-02-29T23:59:60-00:00", true),
+    ] {
+        assert_eq!(c.accepts(&format!("\"{text}\"")), ok, "{text}");
+    }
+}
+
 /// Schemas no value meets are compile errors saying why in the schema's terms (never an
 /// internal rule name, never a matcher with nothing to allow); contradictions in a part
 /// that is not needed (an optional property, numbers beside strings) are not errors.
