@@ -395,98 +395,60 @@ fn fix_ranges(items: &str) -> String {
 
 /// RFC 3339 times with a leap second: `HH:MM:60` is valid where it is 23:59 UTC once the
 /// offset is applied (`15:59:60-08:00`, `23:29:60+23:30`, `23:59:60Z`). Exact and small:
-/// one branch per local hour (nested by its tens digit), each a shape intersected with
-/// relations between the local minute's digits and the offset's (west: hour 23-hh, minute
-/// tens 5-t and units 9-u, independent; east with minutes: the same hour, minute one less;
-/// east at whole hours: hour one more, minute 59). Spelling out the 1,440 local times made
-/// every `date-time` schema's first mask 50x slower to build.
+/// a shape regex intersected with relations between digit positions of the local time and
+/// of the offset (west: hour 23-hh, minute tens 5-t and units 9-u, independent; east with
+/// minutes: the same hour, minute one less; east at whole hours: hour one less, minute 59).
+/// Spelling out the 1,440 local times made every `date-time` schema's first mask 50x
+/// slower to build; relations over digit positions keep the regex to about 2 KB.
 ///
-/// The hour picks its branch (no relation is live while it is read), the relations read
-/// ASCII classes only and the per-hour parts are nodes, not regex text (parsed once per
-/// hour). Before (24-, 6- and 10-way relations over `.` and `[^-]`, intersected from the
-/// start of the time), the masks of a `date-time`'s time of day took 0.3-0.8 ms each on
-/// first contact (10-25 µs without the leap-second branch); the masks of a first
-/// `date-time` instance 13.1 -> 9.5 M instructions, its lexer build unchanged (9.3 M).
+/// The relations read ASCII classes only (the shape they are intersected with holds
+/// nothing else): with `.` and `[^-]` (UTF-8 automata) every derivative of the time of day
+/// took several times the work, the masks of a first `date-time` instance 13.07 -> 10.50 M
+/// instructions (callgrind, one `{"t": date-time}` schema and instance). Tried and
+/// dropped: one branch per local hour with the relations below it (9.5 M), where an
+/// intersection with a `pattern` that cannot hold (a `T` the pattern wants in upper case
+/// after a `t`) took derivre 90-113 ms to prove empty, against 2 ms.
 fn leap_second_spec(frac: &str) -> RegexSpec {
-    let rx = RegexSpec::Regex;
-    let lit = |s: String| RegexSpec::Literal(s);
-    let digits = |hi: u8| RegexSpec::ByteSet(vec![(b'0', hi)]);
-    // `MM` (00-59) and the fraction, as nodes: the parts below differ by their literals
-    // only, and regex text would be parsed once per hour.
-    let minute = || RegexSpec::Concat(vec![digits(b'5'), digits(b'9')]);
-    let frac = || rx(frac.to_string());
-    let alts = |prefix: &str, items: Vec<String>| format!("{prefix}(?:{})", items.join("|"));
-    // After the local hour: `:MM:60{frac}` and the offset. Positions: ':' = 0, MM = 1..3;
-    // after the sign, hh = 0..2, mm = 3..5. The relations read ASCII classes only (the
-    // shape they are intersected with holds nothing else): `.` and `[^-]` are UTF-8
-    // automata, several times the work per derivative.
-    let west_minutes = [
-        rx(alts(
-            "[0-9:]",
-            (0..6).map(|t| format!("{}[0-9:.]*-[0-9:]{{3}}{t}[0-9]", 5 - t)).collect(),
-        )),
-        rx(alts(
-            "[0-9:]{2}",
-            (0..10).map(|u| format!("{}[0-9:.]*-[0-9:]{{4}}{u}", 9 - u)).collect(),
-        )),
-    ];
-    let east_minutes = RegexSpec::Or(vec![
-        // Minute units 1-9: same tens, units one less.
-        RegexSpec::And(vec![
-            rx(alts(
-                "[0-9:]",
-                (0..6).map(|t| format!(r"{t}[0-9:.]*\+[0-9:]{{3}}{t}[0-9]")).collect(),
-            )),
-            rx(alts(
-                "[0-9:]{2}",
-                (1..10).map(|u| format!(r"{}[0-9:.]*\+[0-9:]{{4}}{u}", u - 1)).collect(),
-            )),
-        ]),
-        // Minute units 0 (tens 1-5): tens one less, units 9.
-        rx(alts(
-            "[0-9:]",
-            (1..6).map(|t| format!(r"{}9[0-9:.]*\+[0-9:]{{3}}{t}0", t - 1)).collect(),
-        )),
+    let h = "(?:[01][0-9]|2[0-3])";
+    let m = "[0-5][0-9]";
+    let shape = |sign: &str| RegexSpec::Regex(format!("{h}:{m}:60{frac}{sign}{h}:{m}"));
+    let alts = |v: Vec<String>| RegexSpec::Regex(format!("(?:{})", v.join("|")));
+    // Positions: local HH = 0..2, MM = 3..5; after the sign, hh = 0..2, mm = 3..5.
+    let west = RegexSpec::And(vec![
+        shape("-"),
+        alts((0..24).map(|x| format!("{:02}[0-9:.]*-{x:02}[0-9:]*", 23 - x)).collect()),
+        alts((0..6).map(|t| format!("[0-9:]{{3}}{}[0-9:.]*-[0-9:]{{3}}{t}[0-9]", 5 - t)).collect()),
+        alts((0..10).map(|u| format!("[0-9:]{{4}}{}[0-9:.]*-[0-9:]{{4}}{u}", 9 - u)).collect()),
     ]);
-    // `:MM:60{frac}{sign}{hh}:MM`.
-    let shape = |sign: char, hh: u32| {
-        RegexSpec::Concat(vec![
-            lit(":".into()),
-            minute(),
-            lit(":60".into()),
-            frac(),
-            lit(format!("{sign}{hh:02}:")),
-            minute(),
-        ])
-    };
-    let after_hour = |x: u32| {
-        let mut v = Vec::new();
-        // East at a whole hour (UTC itself at 23): minute 59, the offset's hour one more.
-        let east_whole = lit(format!("+{:02}:00", (x + 1) % 24));
-        let tail = if x == 23 {
-            RegexSpec::Or(vec![east_whole, RegexSpec::ByteSet(vec![(b'Z', b'Z'), (b'z', b'z')])])
-        } else {
-            east_whole
-        };
-        v.push(RegexSpec::Concat(vec![lit(":59:60".into()), frac(), tail]));
-        // East with minutes: the same hour, the minute one less.
-        v.push(RegexSpec::And(vec![shape('+', x), east_minutes.clone()]));
-        // West: hour 23-hh, minute tens 5-t and units 9-u.
-        let mut west = vec![shape('-', 23 - x)];
-        west.extend(west_minutes.iter().cloned());
-        v.push(RegexSpec::And(west));
-        RegexSpec::Or(v)
-    };
-    // The local hours, by tens digit then units.
-    let tens = (0..3)
-        .map(|t| {
-            let units = (0..if t == 2 { 4 } else { 10 })
-                .map(|u| RegexSpec::Concat(vec![lit(u.to_string()), after_hour(t * 10 + u)]))
-                .collect();
-            RegexSpec::Concat(vec![lit(t.to_string()), RegexSpec::Or(units)])
-        })
-        .collect();
-    RegexSpec::Or(tens)
+    let east_whole =
+        alts((0..24).map(|x| format!(r"{:02}:59:60{frac}\+{x:02}:00", (x + 23) % 24)).collect());
+    let east = RegexSpec::And(vec![
+        shape(r"\+"),
+        alts((0..24).map(|x| format!(r"{x:02}[0-9:.]*\+{x:02}[0-9:]*")).collect()),
+        RegexSpec::Or(vec![
+            // Minute units 1-9: same tens, units one less.
+            RegexSpec::And(vec![
+                alts(
+                    (0..6)
+                        .map(|t| format!(r"[0-9:]{{3}}{t}[0-9:.]*\+[0-9:]{{3}}{t}[0-9]"))
+                        .collect(),
+                ),
+                alts(
+                    (1..10)
+                        .map(|u| format!(r"[0-9:]{{4}}{}[0-9:.]*\+[0-9:]{{4}}{u}", u - 1))
+                        .collect(),
+                ),
+            ]),
+            // Minute units 0 (tens 1-5): tens one less, units 9.
+            alts(
+                (1..6)
+                    .map(|t| format!(r"[0-9:]{{3}}{}9[0-9:.]*\+[0-9:]{{3}}{t}0", t - 1))
+                    .collect(),
+            ),
+        ]),
+    ]);
+    let utc = RegexSpec::Regex(format!("23:59:60{frac}[Zz]"));
+    RegexSpec::Or(vec![utc, east_whole, east, west])
 }
 
 /// The regex of a string `format`, with leap-second times as an exact intersection (see
