@@ -532,6 +532,28 @@ impl DerivreLexer {
                 }
             }
         }
+        // A member `B* R` with `R` positive (an unanchored pattern: `.*(Red|Blue|…).*` under
+        // `patternProperties`, quoted) holds every string of `B*` as a prefix (`R` completes
+        // it), also inside a union after a few bytes (`B* R | <partial matches>`): where the
+        // class walks from the state `B*` back to it after one character, every query on the
+        // class is contained. The state's own walk tells apart every partial match of every
+        // word (~200 states for thirty words: it gave up, and the slice was walked, 7-21 ms).
+        if let Some((ci, _)) = q.filter(|_| !cheap && !self.lazy_possible(state)) {
+            if let Some(head) = self.star_head(state) {
+                let key = walk_key(head, ci, false);
+                let d = match self.live_depths.get(&key) {
+                    Some(&(d, _)) => d,
+                    None => {
+                        let d = self.walk_class(head, ci, 1, walk_new_states(1));
+                        self.live_depths.insert(key, (d, 1));
+                        d
+                    }
+                };
+                if d.unbounded {
+                    return Containment::Contained;
+                }
+            }
+        }
         // First derivre's symbolic check on a small budget: it proves shapes the walk finds
         // costly at once, e.g. keys `"body" & ~("k1"|…)` (free keys beside named ones),
         // whose walk tells every prefix of every named key apart.
@@ -623,6 +645,16 @@ impl DerivreLexer {
             if out.is_empty() { StateId::DEAD } else { self.intern(out).unwrap_or(StateId::DEAD) };
         self.reduced.insert(state, r);
         (r != StateId::DEAD).then_some(r)
+    }
+
+    /// The state `{(lexeme, B*)}` of the first member of `state` that is `B* R` with `R`
+    /// positive, or a union with such an alternative ([`star_head`]); `None` when no member
+    /// has one (or the state could not be made).
+    fn star_head(&mut self, state: StateId) -> Option<StateId> {
+        let members = self.members.get(state.as_usize())?;
+        let (lx, b) =
+            members.iter().find_map(|&(lx, e)| star_head(&self.exprs, e).map(|b| (lx, b)))?;
+        self.intern(vec![(lx, b)]).ok()
     }
 
     /// [`live_depth`] of walk class `ci` from `state`, at most `limit` characters deep,
@@ -1387,6 +1419,25 @@ fn matches_nonempty(x: &ExprSet, e: ExprRef) -> Option<bool> {
 /// The bounds of repeat `e` (`u32::MAX`: unbounded), which derivre's API does not show but
 /// its printer does: with no room for the body it prints `(…)` and then `*`, `+`, `?` or
 /// `{min, max}` (checked by the test `repeat_bounds_are_read_off_the_printer`).
+/// `B*` where `e` is `B* R` with `R` positive (so `R` matches some string: derivre's
+/// invariant for a positive expression other than `NO_MATCH`), or a union with such an
+/// alternative; then every string of `B*` is a prefix of a string of `e`.
+fn star_head(x: &ExprSet, e: ExprRef) -> Option<ExprRef> {
+    let head = |c: ExprRef| {
+        if x.get_tag(c) as u8 != tag::CONCAT {
+            return None;
+        }
+        let [a, r] = [x.get_args(c)[0], x.get_args(c)[1]];
+        let unbounded =
+            x.get_tag(a) as u8 == tag::REPEAT && repeat_bounds(x, a) == Some((0, u32::MAX));
+        (unbounded && x.is_positive(r) && r != ExprRef::NO_MATCH).then_some(a)
+    };
+    match x.get_tag(e) as u8 {
+        tag::OR => x.get_args(e).iter().find_map(|&c| head(c)),
+        _ => head(e),
+    }
+}
+
 fn repeat_bounds(x: &ExprSet, e: ExprRef) -> Option<(u32, u32)> {
     let s = x.expr_to_string_max_len(e, 0);
     match s.strip_prefix("(…)")? {
@@ -2556,5 +2607,33 @@ mod witness_tests {
         let query = RegexSpec::regex("[a-z]{0,2}");
         assert_ne!(l.check_prefixes(s, &query), Containment::Contained);
         assert!(l.reduced.get(&s).is_some_and(|&r| r != StateId::DEAD), "the rule was tried");
+    }
+
+    /// An unanchored pattern of many words (`patternProperties`: any key holding one) holds
+    /// every string as a prefix; the state's walk tells every partial match of every word
+    /// apart (and gives up), the walk from its `B*` head proves it in one step. A head whose
+    /// rest can never match does not count, and a bounded head is not a `B*`.
+    #[test]
+    fn a_star_head_proves_an_unanchored_pattern_contained() {
+        let words: Vec<String> =
+            (0..30).map(|i| format!("w{}x{i}", (b'a' + i % 26) as char)).collect();
+        let pattern = format!(r#""[^"\\]*(?:{})[^"\\]*""#, words.join("|"));
+        let mut l = lexer(RegexSpec::regex(&pattern));
+        let mut s = l.start_state(&l.spec().all()).unwrap();
+        s = l.advance(s, b'"').unwrap();
+        let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{1,10}"#);
+        assert!(star_head(&l.exprs, l.members[s.as_usize()][0].1).is_some());
+        assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
+        // After a partial match the state is a union holding the `B* R` alternative.
+        for &b in b"wax" {
+            s = l.advance(s, b).unwrap();
+        }
+        assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
+
+        // `[a-z]{0,3}x`: bounded, no `B*` head; strings of four letters are not prefixes.
+        let mut l = lexer(RegexSpec::regex("[a-z]{0,3}x"));
+        let s = l.start_state(&l.spec().all()).unwrap();
+        assert!(star_head(&l.exprs, l.members[s.as_usize()][0].1).is_none());
+        assert_ne!(l.check_prefixes(s, &RegexSpec::regex("[a-z]{1,10}")), Containment::Contained);
     }
 }
