@@ -1416,9 +1416,6 @@ fn matches_nonempty(x: &ExprSet, e: ExprRef) -> Option<bool> {
     }
 }
 
-/// The bounds of repeat `e` (`u32::MAX`: unbounded), which derivre's API does not show but
-/// its printer does: with no room for the body it prints `(…)` and then `*`, `+`, `?` or
-/// `{min, max}` (checked by the test `repeat_bounds_are_read_off_the_printer`).
 /// `B*` where `e` is `B* R` with `R` positive (so `R` matches some string: derivre's
 /// invariant for a positive expression other than `NO_MATCH`), or a union with such an
 /// alternative; then every string of `B*` is a prefix of a string of `e`.
@@ -1438,6 +1435,9 @@ fn star_head(x: &ExprSet, e: ExprRef) -> Option<ExprRef> {
     }
 }
 
+/// The bounds of repeat `e` (`u32::MAX`: unbounded), which derivre's API does not show but
+/// its printer does: with no room for the body it prints `(…)` and then `*`, `+`, `?` or
+/// `{min, max}` (checked by the test `repeat_bounds_are_read_off_the_printer`).
 fn repeat_bounds(x: &ExprSet, e: ExprRef) -> Option<(u32, u32)> {
     let s = x.expr_to_string_max_len(e, 0);
     match s.strip_prefix("(…)")? {

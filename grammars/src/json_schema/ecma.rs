@@ -454,9 +454,8 @@ fn leap_second_spec(frac: &str) -> RegexSpec {
 /// The regex of a string `format`, with leap-second times as an exact intersection (see
 /// [`leap_second_spec`]); `None` for unknown formats.
 pub(crate) fn format_spec(name: &str) -> Option<RegexSpec> {
-    let frac = r"(?:\.[0-9]+)?";
-    let rx = format_regex(name)?;
     let time = || -> Option<RegexSpec> {
+        let frac = r"(?:\.[0-9]+)?";
         Some(RegexSpec::Or(vec![RegexSpec::Regex(format_regex("time")?), leap_second_spec(frac)]))
     };
     Some(match name {
@@ -466,7 +465,7 @@ pub(crate) fn format_spec(name: &str) -> Option<RegexSpec> {
         "date-time" => {
             RegexSpec::Concat(vec![RegexSpec::Regex(format!("{}[Tt]", date_regex())), time()?])
         }
-        _ => RegexSpec::Regex(rx),
+        _ => RegexSpec::Regex(format_regex(name)?),
     })
 }
 
