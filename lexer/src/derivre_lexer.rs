@@ -100,6 +100,8 @@ pub struct DerivreLexer {
     finite: HashMap<ExprRef, bool>,
     /// Memo of [`infinite_complement`] (answers found within its budget).
     complements: HashMap<ExprRef, bool>,
+    /// A string of each positive expression asked about ([`DerivreLexer::part_witness`]).
+    witnesses: HashMap<ExprRef, Option<Arc<[u8]>>>,
     /// Which byte classes lead a state to the same next state (see [`DerivreLexer::spread`]).
     parts: Partitions,
     exprs: ExprSet,
@@ -159,6 +161,7 @@ impl Clone for DerivreLexer {
             reduced: self.reduced.clone(),
             finite: self.finite.clone(),
             complements: self.complements.clone(),
+            witnesses: self.witnesses.clone(),
             parts: self.parts.with_room(room),
             exprs,
             deriv: self.deriv.clone(),
@@ -256,6 +259,7 @@ impl DerivreLexer {
             reduced: HashMap::new(),
             finite: HashMap::new(),
             complements: HashMap::new(),
+            witnesses: HashMap::new(),
             parts: Partitions::new(classes.map(), num_classes),
             exprs: builder.into_exprset(),
             deriv: DerivCache::new(),
@@ -802,6 +806,14 @@ impl DerivreLexer {
             self.check_step_fuel(cost0)?;
             return Ok(true);
         }
+        // An intersection of positive parts (a `maxLength` string with a `pattern`): a
+        // string from its parts, before derivre's relevance check, which explores the
+        // product and ran out of its quick fuel on a word-count pattern's new states.
+        let mut budget = WITNESS_NODES;
+        if self.part_witness(e, &mut budget).is_some() {
+            self.check_step_fuel(cost0)?;
+            return Ok(true);
+        }
         let quick = QUICK_FUEL.min(self.limits.step_fuel.saturating_sub(self.exprs.cost() - cost0));
         if let Ok(r) = self.relevance.is_non_empty_limited(&mut self.exprs, e, quick) {
             self.check_step_fuel(cost0)?;
@@ -865,6 +877,89 @@ impl DerivreLexer {
             }
         }
         false
+    }
+
+    /// A string of `e` built from its parts, without a derivative of an intersection: a
+    /// positive part's string is found by following [`shortest_guess`] with derivatives
+    /// (kept per expression, in `witnesses`); a concatenation joins its parts' strings, a
+    /// union takes its first alternative's that has one, and an intersection takes the
+    /// longest string among its operands' that every operand matches (derivatives of each
+    /// operand alone, and the nullable flag). Exact when it answers; `None` says nothing.
+    ///
+    /// A `maxLength` string with a word-count `pattern` is `body{0,n} & words`: the
+    /// intersection's own derivatives by a witness are new product expressions for each
+    /// length, where the operands' are the counters and word states already known.
+    fn part_witness(&mut self, e: ExprRef, budget: &mut u32) -> Option<Arc<[u8]>> {
+        if *budget == 0 {
+            return None;
+        }
+        *budget -= 1;
+        if self.exprs.is_positive(e) {
+            if let Some(w) = self.witnesses.get(&e) {
+                return w.clone();
+            }
+            let w = self.positive_witness(e);
+            self.witnesses.insert(e, w.clone());
+            return w;
+        }
+        let args = self.exprs.get_args(e).to_vec();
+        match self.exprs.get_tag(e) as u8 {
+            tag::CONCAT => {
+                let a = self.part_witness(args[0], budget)?;
+                let b = self.part_witness(args[1], budget)?;
+                Some(a.iter().chain(b.iter()).copied().collect())
+            }
+            tag::OR => args.into_iter().find_map(|a| self.part_witness(a, budget)),
+            tag::AND => {
+                let mut found: Vec<Arc<[u8]>> = Vec::new();
+                for &a in &args {
+                    if self.exprs.get_tag(a) as u8 == tag::NOT {
+                        continue;
+                    }
+                    if let Some(w) = self.part_witness(a, budget) {
+                        found.push(w);
+                    }
+                }
+                found.sort_by_key(|w| std::cmp::Reverse(w.len()));
+                found.into_iter().find(|w| args.iter().all(|&a| self.matches_bytes(a, w)))
+            }
+            _ => None,
+        }
+    }
+
+    /// A string of the positive `e` (no intersection or complement inside), followed byte
+    /// by byte from [`shortest_guess`]; `None` past [`WITNESS_MAX_LEN`] bytes.
+    fn positive_witness(&mut self, e: ExprRef) -> Option<Arc<[u8]>> {
+        let (mut d, mut out) = (e, Vec::new());
+        let mut memo = HashMap::new();
+        for _ in 0..WITNESS_MAX_LEN {
+            if self.exprs.is_nullable(d) {
+                return Some(out.into());
+            }
+            let mut budget = WITNESS_NODES;
+            let Some((_, Some(b))) = shortest_guess(&self.exprs, d, &mut memo, &mut budget, false)
+            else {
+                return None;
+            };
+            out.push(b);
+            d = self.deriv.derivative(&mut self.exprs, d, b);
+            if d == ExprRef::NO_MATCH {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// Whether `e` matches `bytes` (derivatives and the nullable flag).
+    fn matches_bytes(&mut self, e: ExprRef, bytes: &[u8]) -> bool {
+        let mut d = e;
+        for &b in bytes {
+            d = self.deriv.derivative(&mut self.exprs, d, b);
+            if d == ExprRef::NO_MATCH {
+                return false;
+            }
+        }
+        self.exprs.is_nullable(d)
     }
 
     /// Finds or creates the state for `members` (each member live), computing its per-state
@@ -2344,6 +2439,41 @@ mod witness_tests {
         let mut b = RegexBuilder::new();
         let live = b.mk(&RegexAst::And(vec![rx("[a-z]*"), neg(rx("[a-z]*x"))])).unwrap();
         assert!(!surely_empty(b.exprset(), live, &mut FINITE_NODES.clone()));
+    }
+
+    #[test]
+    fn an_intersection_of_positive_parts_has_a_witness_from_its_parts() {
+        // A length counter beside a word count (`maxLength` with a word-count `pattern`):
+        // the counter is nullable, the words need a letter.
+        let mut b = RegexBuilder::new();
+        let counter = b.mk(&RegexAst::Regex("[a-z ]{0,40}".into())).unwrap();
+        let words = b.mk(&RegexAst::Regex("(?:[a-z]+ +){0,30}[a-z]+".into())).unwrap();
+        let quote = b.mk(&RegexAst::Literal("\"".into())).unwrap();
+        let mut l = lexer(RegexSpec::literal("x"));
+        l.exprs = b.into_exprset();
+        l.deriv = DerivCache::new();
+        let both = l.exprs.mk_and(&mut vec![counter, words]);
+        let e = l.exprs.mk_concat(both, quote);
+        // derivre orders an intersection's operands: the guess of the whole expression
+        // follows the first, the counter here, whose shortest string is empty.
+        assert_eq!(l.exprs.get_args(both)[0], counter);
+        assert!(!l.has_witness(e, false));
+        let mut budget = WITNESS_NODES;
+        let w = l.part_witness(e, &mut budget).expect("a witness from the parts");
+        assert_eq!(&*w, b"a\"");
+        assert!(l.matches_bytes(e, &w));
+        // Twenty words fill the counter: no part's string holds, no answer (the relevance
+        // check decides).
+        let mut d = e;
+        for _ in 0..20 {
+            let mut budget = WITNESS_NODES;
+            assert!(l.part_witness(d, &mut budget).is_some());
+            d = l.deriv.derivative(&mut l.exprs, d, b'a');
+            d = l.deriv.derivative(&mut l.exprs, d, b' ');
+        }
+        let mut budget = WITNESS_NODES;
+        assert_eq!(l.part_witness(d, &mut budget), None);
+        assert!(!l.is_live(d, l.exprs.cost()).unwrap());
     }
 
     fn lexer(rx: RegexSpec) -> DerivreLexer {
