@@ -633,15 +633,34 @@ impl DerivreLexer {
         }
         let members: Vec<(LexemeIdx, ExprRef)> = self.members.get(state.as_usize())?.to_vec();
         let mut out = Vec::new();
+        // The infinite members, relaxed where they can be, for the pairs below.
+        let mut all = Vec::new();
         for (lx, e) in members {
             let mut budget = FINITE_NODES;
             // A finite member (a pattern key's) is left out too: it cannot extend every
             // class string, and a smaller union proves no more than it holds.
-            if let Some(r) = relax_finite(&mut self.exprs, e, &mut budget, &mut self.finite) {
-                if !is_finite(&self.exprs, r, &mut budget, &mut self.finite) {
-                    out.push((lx, r));
+            match relax_finite(&mut self.exprs, e, &mut budget, &mut self.finite) {
+                Some(r) => {
+                    if !is_finite(&self.exprs, r, &mut budget, &mut self.finite) {
+                        out.push((lx, r));
+                        all.push((lx, r));
+                    }
+                }
+                None => {
+                    if !is_finite(&self.exprs, e, &mut budget, &mut self.finite) {
+                        all.push((lx, e));
+                    }
                 }
             }
+        }
+        // Keys under both `patternProperties` and `additionalProperties` are `A & P` and
+        // `A & ~P`: one member `A` for the pair (the same strings), whose walk is a free
+        // key's, where the pair's own walk tells apart every partial match of the pattern
+        // (Github_hard---o57432, `sdkrel:.*`: every key mask 2-5 ms, the trie walked).
+        let n = all.len();
+        merge_complements(&mut self.exprs, &mut all);
+        if all.len() < n {
+            out = all;
         }
         // Only those members (the others, e.g. the named keys, would tell first letters
         // apart again), each a superset of a live one: live.
@@ -1552,6 +1571,56 @@ fn repeat_bounds(x: &ExprSet, e: ExprRef) -> Option<(u32, u32)> {
 /// element of a concatenation whose other element is finite (a free JSON key whose body
 /// excludes pattern keys, `(~"p" & body*) "\""`, adds at most `"p\""`). `None`: nothing
 /// left out (or past `budget` nodes).
+/// Replaces each pair of members `A & P` and `A & ~P` (each behind the same tail `T`, as
+/// `(…) T`) by one member `A` (`A T`): their union, the same strings. The first member's
+/// lexeme stays (the state is only walked, for containment).
+fn merge_complements(x: &mut ExprSet, members: &mut Vec<Member>) {
+    let mut i = 0;
+    while i < members.len() {
+        let hit = (i + 1..members.len())
+            .find_map(|j| complement_union(x, members[i].1, members[j].1).map(|u| (j, u)));
+        match hit {
+            Some((j, u)) => {
+                members[i].1 = u;
+                members.remove(j);
+            }
+            None => i += 1,
+        }
+    }
+}
+
+/// `A` (behind the tail both share) when `{a, b}` is `{A & P, A & ~P}`, else `None`.
+fn complement_union(x: &mut ExprSet, a: ExprRef, b: ExprRef) -> Option<ExprRef> {
+    let (ta, tb) = (x.get_tag(a) as u8, x.get_tag(b) as u8);
+    if ta == tag::CONCAT && tb == tag::CONCAT {
+        let (aa, ab) = (x.get_args(a).to_vec(), x.get_args(b).to_vec());
+        if aa[1] != ab[1] {
+            return None;
+        }
+        let head = complement_union(x, aa[0], ab[0])?;
+        return Some(x.mk_concat(head, aa[1]));
+    }
+    if ta != tag::AND || tb != tag::AND {
+        return None;
+    }
+    let (sa, sb) = (x.get_args(a).to_vec(), x.get_args(b).to_vec());
+    let only_a: Vec<ExprRef> = sa.iter().copied().filter(|e| !sb.contains(e)).collect();
+    let only_b: Vec<ExprRef> = sb.iter().copied().filter(|e| !sa.contains(e)).collect();
+    let ([oa], [ob]) = (only_a.as_slice(), only_b.as_slice()) else { return None };
+    let negates = |n: ExprRef, p: ExprRef| {
+        x.get_tag(n) as u8 == tag::NOT && x.get_args(n).first() == Some(&p)
+    };
+    if !negates(*oa, *ob) && !negates(*ob, *oa) {
+        return None;
+    }
+    let mut common: Vec<ExprRef> = sa.into_iter().filter(|e| e != oa).collect();
+    Some(match common.len() {
+        0 => return None,
+        1 => common[0],
+        _ => x.mk_and(&mut common),
+    })
+}
+
 fn relax_finite(
     x: &mut ExprSet,
     e: ExprRef,
@@ -2710,6 +2779,46 @@ mod witness_tests {
     /// is a prefix of a free key, proven on the member without its finite exclusion (a
     /// free body, which extends without end); a bounded body with an exclusion is not
     /// proven that way (`"ab"` is a prefix only of the excluded key).
+    #[test]
+    fn a_pattern_key_and_its_complement_walk_as_one_free_key() {
+        // Keys under `patternProperties` (`.*ab.*`) beside `additionalProperties`: the
+        // pattern's keys and the others, two lexemes whose union is every key.
+        let body = RegexSpec::regex(r#""[^"\\]*""#);
+        let pattern = RegexSpec::regex(r#"".*ab.*""#);
+        let mut spec = LexerSpec::new();
+        spec.add("pat", RegexSpec::And(vec![body.clone(), pattern.clone()]), LexemeKind::Greedy);
+        spec.add("add", RegexSpec::And(vec![body, not(pattern)]), LexemeKind::Greedy);
+        let mut l = DerivreLexer::new(&spec).unwrap();
+        let mut s = l.start_state(&l.spec().all()).unwrap();
+        s = l.advance(s, b'"').unwrap();
+        for &b in b"xa" {
+            s = l.advance(s, b).unwrap();
+        }
+        let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{0,12}"#);
+        assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
+        let r = l.reduced.get(&s).copied().expect("the rule was tried");
+        assert_eq!(l.members[r.as_usize()].len(), 1, "one member for the pair");
+
+        // Different bodies (`[a-z]` keys beside free ones): no pair, the members stay.
+        let mut b = RegexBuilder::new();
+        let narrow = b.mk(&RegexAst::Regex("[a-z]*".into())).unwrap();
+        let free = b.mk(&RegexAst::Regex("[^\"]*".into())).unwrap();
+        let p = b.mk(&RegexAst::Regex(".*ab.*".into())).unwrap();
+        let mut l = lexer(RegexSpec::literal("x"));
+        l.exprs = b.into_exprset();
+        let not_p = l.exprs.mk_not(p);
+        let with_p = l.exprs.mk_and(&mut vec![narrow, p]);
+        let without_p = l.exprs.mk_and(&mut vec![free, not_p]);
+        let mut members = vec![(LexemeIdx::new(0), with_p), (LexemeIdx::new(1), without_p)];
+        merge_complements(&mut l.exprs, &mut members);
+        assert_eq!(members.len(), 2);
+        // The same body: one member, the body.
+        let without_p = l.exprs.mk_and(&mut vec![narrow, not_p]);
+        let mut members = vec![(LexemeIdx::new(0), with_p), (LexemeIdx::new(1), without_p)];
+        merge_complements(&mut l.exprs, &mut members);
+        assert_eq!(members, vec![(LexemeIdx::new(0), narrow)]);
+    }
+
     #[test]
     fn finite_exclusions_leave_a_free_body_contained() {
         let body = r#""[^"\\]*""#;
