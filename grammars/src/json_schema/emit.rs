@@ -68,7 +68,7 @@ fn alt(mut v: Vec<Expr>) -> Expr {
 
 /// The length bounds of a content regex that only bounds the length (`(?s:.)*`,
 /// `(?s:.){m,n}`, `(?s:.){m,}`), or `None`.
-fn length_only(content: &RegexSpec) -> Option<(u32, Option<u32>)> {
+pub(crate) fn length_only(content: &RegexSpec) -> Option<(u32, Option<u32>)> {
     let RegexSpec::Regex(s) = content else { return None };
     if s == STRING_ANY {
         return Some((0, None));
