@@ -542,13 +542,16 @@ impl DerivreLexer {
         // class walks from the state `B*` back to it after one character, every query on the
         // class is contained. The state's own walk tells apart every partial match of every
         // word (~200 states for thirty words: it gave up, and the slice was walked, 7-21 ms).
-        if let Some((ci, _)) = q.filter(|_| !cheap && !self.lazy_possible(state)) {
-            if let Some(head) = self.star_head(state) {
-                let key = walk_key(head, ci, false);
-                let d = match self.live_depths.get(&key) {
+        // A cheap query takes a head state built already, and walks it building none.
+        if let Some((ci, _)) = q.filter(|_| !self.lazy_possible(state)) {
+            if let Some(head) = self.star_head(state, !cheap) {
+                let full = walk_key(head, ci, false);
+                let key = walk_key(head, ci, cheap);
+                let d = match self.live_depths.get(&full).or(self.live_depths.get(&key)) {
                     Some(&(d, _)) => d,
                     None => {
-                        let d = self.walk_class(head, ci, 1, walk_new_states(1));
+                        let budget = if cheap { 0 } else { walk_new_states(1) };
+                        let d = self.walk_class(head, ci, 1, budget);
                         self.live_depths.insert(key, (d, 1));
                         d
                     }
@@ -639,19 +642,19 @@ impl DerivreLexer {
             let mut budget = FINITE_NODES;
             // A finite member (a pattern key's) is left out too: it cannot extend every
             // class string, and a smaller union proves no more than it holds.
-            match relax_finite(&mut self.exprs, e, &mut budget, &mut self.finite) {
-                Some(r) => {
-                    if !is_finite(&self.exprs, r, &mut budget, &mut self.finite) {
-                        out.push((lx, r));
-                        all.push((lx, r));
-                    }
-                }
-                None => {
-                    if !is_finite(&self.exprs, e, &mut budget, &mut self.finite) {
-                        all.push((lx, e));
-                    }
-                }
+            let relaxed = relax_finite(&mut self.exprs, e, &mut budget, &mut self.finite);
+            let base = relaxed.unwrap_or(e);
+            // `A & B` with `B` holding `A` (a key that matched an unanchored pattern:
+            // `X* & X* (ε | …)`) is `A`: the same strings, and `A`'s walk repeats at once.
+            let narrowed = drop_supersets(&mut self.exprs, base, &mut budget);
+            let r = narrowed.unwrap_or(base);
+            if is_finite(&self.exprs, r, &mut budget, &mut self.finite) {
+                continue;
             }
+            if relaxed.is_some() || narrowed.is_some() {
+                out.push((lx, r));
+            }
+            all.push((lx, r));
         }
         // Keys under both `patternProperties` and `additionalProperties` are `A & P` and
         // `A & ~P`: one member `A` for the pair (the same strings), whose walk is a free
@@ -673,11 +676,67 @@ impl DerivreLexer {
     /// The state `{(lexeme, B*)}` of the first member of `state` that is `B* R` with `R`
     /// positive, or a union with such an alternative ([`star_head`]); `None` when no member
     /// has one (or the state could not be made).
-    fn star_head(&mut self, state: StateId) -> Option<StateId> {
-        let members = self.members.get(state.as_usize())?;
-        let (lx, b) =
-            members.iter().find_map(|&(lx, e)| star_head(&self.exprs, e).map(|b| (lx, b)))?;
-        self.intern(vec![(lx, b)]).ok()
+    ///
+    /// A member `(S1* & … & B* R) T` (an unanchored pattern intersected with a string body
+    /// `S*`, behind the closing quote `T`) counts too, with the state `{(lexeme, B* & S1* &
+    /// …)}`, when a string `w` of `R` is in every `Si*`: a string `c` of the class walked
+    /// there is in `B*` and each `Si*`, so `c w` is in the intersection (a star holds the
+    /// concatenation of its strings) and `c w t` in the member.
+    ///
+    /// `create` false (a cheap query): only a state built already.
+    fn star_head(&mut self, state: StateId, create: bool) -> Option<StateId> {
+        let members = self.members.get(state.as_usize())?.to_vec();
+        let head =
+            match members.iter().find_map(|&(lx, e)| star_head(&self.exprs, e).map(|b| (lx, b))) {
+                Some(h) => h,
+                None => members
+                    .into_iter()
+                    .find_map(|(lx, e)| self.star_head_in_body(e).map(|h| (lx, h)))?,
+            };
+        if create {
+            self.intern(vec![head]).ok()
+        } else {
+            self.known_state(&[head])
+        }
+    }
+
+    /// The state of `members` (sorted), if built already.
+    fn known_state(&self, members: &[Member]) -> Option<StateId> {
+        let hash = self.hasher.hash_one((members, false));
+        let (known, starts) = (&self.members, &self.starts);
+        let same = |s: &StateId| known[s.as_usize()] == *members && !starts[s.as_usize()];
+        self.state_ids.find(hash, |e| same(&e.1)).map(|e| e.1)
+    }
+
+    /// `B* & S1* & …` for a member `(S1* & … & B* R) T` (see [`Self::star_head`]).
+    fn star_head_in_body(&mut self, e: ExprRef) -> Option<ExprRef> {
+        let x = &self.exprs;
+        if x.get_tag(e) as u8 != tag::CONCAT {
+            return None;
+        }
+        let [body, tail] = [x.get_args(e)[0], x.get_args(e)[1]];
+        if x.get_tag(body) as u8 != tag::AND || !x.is_positive(tail) || tail == ExprRef::NO_MATCH {
+            return None;
+        }
+        let ops = x.get_args(body).to_vec();
+        let is_star = |a: ExprRef| {
+            x.get_tag(a) as u8 == tag::REPEAT && repeat_bounds(x, a) == Some((0, u32::MAX))
+        };
+        let (k, (b, r)) =
+            ops.iter().enumerate().find_map(|(k, &o)| star_head_parts(x, o).map(|p| (k, p)))?;
+        let stars: Vec<ExprRef> =
+            ops.iter().enumerate().filter(|&(j, _)| j != k).map(|(_, &o)| o).collect();
+        if stars.is_empty() || !stars.iter().all(|&s| is_star(s)) {
+            return None;
+        }
+        let mut budget = WITNESS_NODES;
+        let w = self.part_witness(r, &mut budget)?;
+        if !stars.iter().all(|&s| self.matches_bytes(s, &w)) {
+            return None;
+        }
+        let mut head = stars;
+        head.push(b);
+        Some(self.exprs.mk_and(&mut head))
     }
 
     /// [`live_depth`] of walk class `ci` from `state`, at most `limit` characters deep,
@@ -1534,6 +1593,11 @@ fn matches_nonempty(x: &ExprSet, e: ExprRef) -> Option<bool> {
 /// invariant for a positive expression other than `NO_MATCH`), or a union with such an
 /// alternative; then every string of `B*` is a prefix of a string of `e`.
 fn star_head(x: &ExprSet, e: ExprRef) -> Option<ExprRef> {
+    star_head_parts(x, e).map(|(b, _)| b)
+}
+
+/// `(B*, R)` of [`star_head`].
+fn star_head_parts(x: &ExprSet, e: ExprRef) -> Option<(ExprRef, ExprRef)> {
     let head = |c: ExprRef| {
         if x.get_tag(c) as u8 != tag::CONCAT {
             return None;
@@ -1541,7 +1605,7 @@ fn star_head(x: &ExprSet, e: ExprRef) -> Option<ExprRef> {
         let [a, r] = [x.get_args(c)[0], x.get_args(c)[1]];
         let unbounded =
             x.get_tag(a) as u8 == tag::REPEAT && repeat_bounds(x, a) == Some((0, u32::MAX));
-        (unbounded && x.is_positive(r) && r != ExprRef::NO_MATCH).then_some(a)
+        (unbounded && x.is_positive(r) && r != ExprRef::NO_MATCH).then_some((a, r))
     };
     match x.get_tag(e) as u8 {
         tag::OR => x.get_args(e).iter().find_map(|&c| head(c)),
@@ -1586,6 +1650,37 @@ fn merge_complements(x: &mut ExprSet, members: &mut Vec<Member>) {
             }
             None => i += 1,
         }
+    }
+}
+
+/// `e` without the operands of its intersection that hold another operand ([`surely_superset`]:
+/// `A & A (ε | …)` is `A`), behind a tail (`(…) T`) as in [`complement_union`]; `None` when
+/// none is found.
+fn drop_supersets(x: &mut ExprSet, e: ExprRef, budget: &mut u32) -> Option<ExprRef> {
+    match x.get_tag(e) as u8 {
+        tag::CONCAT => {
+            let args = x.get_args(e).to_vec();
+            let head = drop_supersets(x, args[0], budget)?;
+            Some(x.mk_concat(head, args[1]))
+        }
+        tag::AND => {
+            let args = x.get_args(e).to_vec();
+            let mut kept = args.clone();
+            for (i, &b) in args.iter().enumerate() {
+                let holds_another = args
+                    .iter()
+                    .enumerate()
+                    .any(|(j, &a)| j != i && kept.contains(&a) && surely_superset(x, b, a, budget));
+                if holds_another {
+                    kept.retain(|&k| k != b);
+                }
+            }
+            if kept.len() == args.len() {
+                return None;
+            }
+            Some(if kept.len() == 1 { kept[0] } else { x.mk_and(&mut kept) })
+        }
+        _ => None,
     }
 }
 
@@ -2817,6 +2912,37 @@ mod witness_tests {
         let mut members = vec![(LexemeIdx::new(0), with_p), (LexemeIdx::new(1), without_p)];
         merge_complements(&mut l.exprs, &mut members);
         assert_eq!(members, vec![(LexemeIdx::new(0), narrow)]);
+    }
+
+    #[test]
+    fn an_unanchored_pattern_inside_a_body_is_contained_from_its_head() {
+        // A key under an unanchored `patternProperties` pattern: the body `S*` intersected
+        // with `.*(Red|Blue).*`, then the closing quote.
+        let key = RegexSpec::Concat(vec![
+            RegexSpec::And(vec![
+                RegexSpec::regex(r#"[^"\\]*"#),
+                RegexSpec::regex(".*(?:Red|Blue).*"),
+            ]),
+            RegexSpec::literal("\""),
+        ]);
+        let mut l = lexer(key);
+        let s = l.start_state(&l.spec().all()).unwrap();
+        let e = l.members[s.as_usize()][0].1;
+        assert!(star_head(&l.exprs, e).is_none(), "not a plain B* R");
+        assert!(l.star_head_in_body(e).is_some());
+        let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{0,12}"#);
+        assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
+        assert!(l.star_head(s, false).is_some(), "the head state was built");
+        // The pattern's shortest word (`-`) is not in the body (`[a-z]*`): no head (the
+        // rule only takes that witness; `blue` would do).
+        let key = RegexSpec::Concat(vec![
+            RegexSpec::And(vec![RegexSpec::regex("[a-z]*"), RegexSpec::regex(".*(?:-|blue).*")]),
+            RegexSpec::literal("\""),
+        ]);
+        let mut l = lexer(key);
+        let s = l.start_state(&l.spec().all()).unwrap();
+        let e = l.members[s.as_usize()][0].1;
+        assert!(l.star_head_in_body(e).is_none());
     }
 
     #[test]
