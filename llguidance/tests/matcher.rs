@@ -651,3 +651,28 @@ fn masks_with_kept_speculative_rows_equal_fresh_ones() {
     }
     assert!(m.is_accepting().expect("no error"));
 }
+
+/// A `oneOf` of seven unanchored `pattern`s (no `type`: each branch also admits every
+/// non-string): each word is exactly one branch's string. The lexer's structural liveness
+/// rules read `P1 & ~P2 & …` over the universe; an intersection simplified without it
+/// (the universe dropped as an implied length) ran a lexer step out of fuel at the
+/// word's last token (MaskBench Github_hard---o12278).
+#[test]
+fn one_of_unanchored_patterns_accepts_each_word() {
+    let f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let words =
+        ["NEW", "ON_APPROVAL", "ON_SIGNING", "ON_MODIFICATION", "EXECUTED", "DEPRECATED", "REJECTED"];
+    let branches: Vec<String> = words.iter().map(|w| format!(r#"{{"pattern":"{w}"}}"#)).collect();
+    let schema = format!(r#"{{"oneOf":[{}]}}"#, branches.join(","));
+    let g = GrammarSource::JsonSchema(schema);
+    for w in ["NEW", "ON_APPROVAL"] {
+        let mut m = f.create_matcher(&g).unwrap();
+        let toks = f.tokenizer().tokenize(&format!("\"{w}\"")).unwrap();
+        for &t in &toks {
+            let mask = m.compute_mask().unwrap_or_else(|e| panic!("{w}: {e}"));
+            assert!(mask.contains(t), "{w}");
+            m.consume_token(t).unwrap();
+        }
+        assert!(m.is_accepting().unwrap(), "{w}");
+    }
+}

@@ -176,14 +176,20 @@ fn flat_and(a: &RegexSpec, b: &RegexSpec) -> Vec<RegexSpec> {
 /// derivative per byte of the format instead of two and proves each new state of the
 /// intersection live: a date-time's first masks 2.6-3.1 ms, where the format alone takes
 /// tens of microseconds.
+///
+/// Only real bounds go: the universe (`(?s:.)*`, the positive side of a complement: `oneOf`
+/// branches are `P1 & ~P2 & …` over it) stays, as the lexer's structural liveness rules
+/// read those shapes (without it, Github_hard---o12278's `oneOf` of unanchored patterns ran
+/// a lexer step out of fuel).
 fn drop_implied_lengths(v: &mut Vec<RegexSpec>) {
-    let is_len = |x: &RegexSpec| super::emit::length_only(x).is_some();
+    let is_len =
+        |x: &RegexSpec| super::emit::length_only(x).is_some_and(|bounds| bounds != (0, None));
     if v.len() < 2 || !v.iter().any(is_len) {
         return;
     }
     let others: Vec<(u32, Option<u32>)> =
         v.iter().filter(|x| !is_len(x)).filter_map(char_len_bounds).collect();
-    v.retain(|x| match super::emit::length_only(x) {
+    v.retain(|x| match super::emit::length_only(x).filter(|_| is_len(x)) {
         Some((lo, hi)) => !others.iter().any(|&(min, max)| {
             lo <= min
                 && match (hi, max) {
