@@ -660,8 +660,15 @@ fn masks_with_kept_speculative_rows_equal_fresh_ones() {
 #[test]
 fn one_of_unanchored_patterns_accepts_each_word() {
     let f = ParserFactory::from_tokenizer_name("o200k").unwrap();
-    let words =
-        ["NEW", "ON_APPROVAL", "ON_SIGNING", "ON_MODIFICATION", "EXECUTED", "DEPRECATED", "REJECTED"];
+    let words = [
+        "NEW",
+        "ON_APPROVAL",
+        "ON_SIGNING",
+        "ON_MODIFICATION",
+        "EXECUTED",
+        "DEPRECATED",
+        "REJECTED",
+    ];
     let branches: Vec<String> = words.iter().map(|w| format!(r#"{{"pattern":"{w}"}}"#)).collect();
     let schema = format!(r#"{{"oneOf":[{}]}}"#, branches.join(","));
     let g = GrammarSource::JsonSchema(schema);
