@@ -543,8 +543,18 @@ impl DerivreLexer {
         // class is contained. The state's own walk tells apart every partial match of every
         // word (~200 states for thirty words: it gave up, and the slice was walked, 7-21 ms).
         // A cheap query takes a head state built already, and walks it building none.
+        // The state without its finite exclusions (named keys beside pattern keys:
+        // `S* & B* R & ~("k1"|…)`) counts too: a class string `c` there has infinitely many
+        // completions `c b… w` (`b` a class character), finitely many of them excluded.
         if let Some((ci, _)) = q.filter(|_| !self.lazy_possible(state)) {
-            if let Some(head) = self.star_head(state, !cheap) {
+            let head = match self.star_head(state, !cheap) {
+                Some(h) => Some(h),
+                None => match self.without_finite_exclusions(state) {
+                    Some(r) if r != state => self.star_head(r, !cheap),
+                    _ => None,
+                },
+            };
+            if let Some(head) = head {
                 let full = walk_key(head, ci, false);
                 let key = walk_key(head, ci, cheap);
                 let d = match self.live_depths.get(&full).or(self.live_depths.get(&key)) {
@@ -2933,6 +2943,27 @@ mod witness_tests {
         let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{0,12}"#);
         assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
         assert!(l.star_head(s, false).is_some(), "the head state was built");
+        // Named keys beside the pattern's (`additionalProperties: false`): the pattern key
+        // excludes them, a finite exclusion; the head comes from the state without it.
+        let named = RegexSpec::Or(vec![RegexSpec::literal("Reds"), RegexSpec::literal("xBlue")]);
+        let key = RegexSpec::Concat(vec![
+            RegexSpec::And(vec![
+                RegexSpec::regex(r#"[^"\\]*"#),
+                RegexSpec::regex(".*(?:Red|Blue).*"),
+                not(named),
+            ]),
+            RegexSpec::literal("\""),
+        ]);
+        let mut spec = LexerSpec::new();
+        spec.add("pattern", key, LexemeKind::Greedy);
+        spec.add("reds", RegexSpec::literal("Reds\""), LexemeKind::Greedy);
+        spec.add("xblue", RegexSpec::literal("xBlue\""), LexemeKind::Greedy);
+        let mut l = DerivreLexer::new(&spec).unwrap();
+        let s = l.start_state(&l.spec().all()).unwrap();
+        assert!(l.star_head(s, true).is_none(), "not without the exclusion");
+        assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
+        let r = l.without_finite_exclusions(s).expect("a state without the exclusion");
+        assert!(l.star_head(r, false).is_some(), "its head state was built");
         // The pattern's shortest word (`-`) is not in the body (`[a-z]*`): no head (the
         // rule only takes that witness; `blue` would do).
         let key = RegexSpec::Concat(vec![
