@@ -946,25 +946,32 @@ impl DerivreLexer {
     /// (exact: derivatives and the nullable flag). `false` says nothing. `words`: the
     /// guesses' word mode (see [`shortest_guess`]).
     fn has_witness(&mut self, e: ExprRef, words: bool) -> bool {
-        let mut d = e;
+        self.guess_walk(e, words).is_some()
+    }
+
+    /// The string [`shortest_guess`] points to, byte by byte, if `e` matches it within
+    /// [`WITNESS_MAX_LEN`] bytes (exact: derivatives and the nullable flag).
+    fn guess_walk(&mut self, e: ExprRef, words: bool) -> Option<Vec<u8>> {
+        let (mut d, mut out) = (e, Vec::new());
         let mut memo = HashMap::new();
         for _ in 0..WITNESS_MAX_LEN {
             if self.exprs.is_nullable(d) {
-                return true;
+                return Some(out);
             }
             // An expression's guess is the same at every step: the memo carries over
             // (the expression after a byte shares most of its nodes).
             let mut budget = WITNESS_NODES;
             let guess = shortest_guess(&self.exprs, d, &mut memo, &mut budget, words);
             let Some((_, Some(b))) = guess else {
-                return false;
+                return None;
             };
+            out.push(b);
             d = self.deriv.derivative(&mut self.exprs, d, b);
             if d == ExprRef::NO_MATCH {
-                return false;
+                return None;
             }
         }
-        false
+        None
     }
 
     /// A string of `e` built from its parts, without a derivative of an intersection: a
@@ -986,7 +993,8 @@ impl DerivreLexer {
             if let Some(w) = self.witnesses.get(&e) {
                 return w.clone();
             }
-            let w = self.positive_witness(e);
+            // A positive expression has no intersection or complement inside.
+            let w = self.guess_walk(e, false).map(Arc::from);
             self.witnesses.insert(e, w.clone());
             return w;
         }
@@ -1013,29 +1021,6 @@ impl DerivreLexer {
             }
             _ => None,
         }
-    }
-
-    /// A string of the positive `e` (no intersection or complement inside), followed byte
-    /// by byte from [`shortest_guess`]; `None` past [`WITNESS_MAX_LEN`] bytes.
-    fn positive_witness(&mut self, e: ExprRef) -> Option<Arc<[u8]>> {
-        let (mut d, mut out) = (e, Vec::new());
-        let mut memo = HashMap::new();
-        for _ in 0..WITNESS_MAX_LEN {
-            if self.exprs.is_nullable(d) {
-                return Some(out.into());
-            }
-            let mut budget = WITNESS_NODES;
-            let Some((_, Some(b))) = shortest_guess(&self.exprs, d, &mut memo, &mut budget, false)
-            else {
-                return None;
-            };
-            out.push(b);
-            d = self.deriv.derivative(&mut self.exprs, d, b);
-            if d == ExprRef::NO_MATCH {
-                return None;
-            }
-        }
-        None
     }
 
     /// Whether `e` matches `bytes` (derivatives and the nullable flag).
@@ -1639,12 +1624,6 @@ fn repeat_bounds(x: &ExprSet, e: ExprRef) -> Option<(u32, u32)> {
     }
 }
 
-/// A superset of `e` with finitely many more strings, complements of finite languages
-/// left out where that adds finitely many: an intersection's operand `~F` (adds at most
-/// F), inside an intersection's other operands and a union's operands, and inside one
-/// element of a concatenation whose other element is finite (a free JSON key whose body
-/// excludes pattern keys, `(~"p" & body*) "\""`, adds at most `"p\""`). `None`: nothing
-/// left out (or past `budget` nodes).
 /// Replaces each pair of members `A & P` and `A & ~P` (each behind the same tail `T`, as
 /// `(…) T`) by one member `A` (`A T`): their union, the same strings. The first member's
 /// lexeme stays (the state is only walked, for containment).
@@ -1664,48 +1643,36 @@ fn merge_complements(x: &mut ExprSet, members: &mut Vec<Member>) {
 }
 
 /// `e` without the operands of its intersection that hold another operand ([`surely_superset`]:
-/// `A & A (ε | …)` is `A`), behind a tail (`(…) T`) as in [`complement_union`]; `None` when
-/// none is found.
+/// `A & A (ε | …)` is `A`), behind a tail (`(…) T`, [`peel_tails`]); `None` when none is
+/// found.
 fn drop_supersets(x: &mut ExprSet, e: ExprRef, budget: &mut u32) -> Option<ExprRef> {
-    match x.get_tag(e) as u8 {
-        tag::CONCAT => {
-            let args = x.get_args(e).to_vec();
-            let head = drop_supersets(x, args[0], budget)?;
-            Some(x.mk_concat(head, args[1]))
-        }
-        tag::AND => {
-            let args = x.get_args(e).to_vec();
-            let mut kept = args.clone();
-            for (i, &b) in args.iter().enumerate() {
-                let holds_another = args
-                    .iter()
-                    .enumerate()
-                    .any(|(j, &a)| j != i && kept.contains(&a) && surely_superset(x, b, a, budget));
-                if holds_another {
-                    kept.retain(|&k| k != b);
-                }
-            }
-            if kept.len() == args.len() {
-                return None;
-            }
-            Some(if kept.len() == 1 { kept[0] } else { x.mk_and(&mut kept) })
-        }
-        _ => None,
+    let (head, tails) = peel_tails(x, e);
+    if x.get_tag(head) as u8 != tag::AND {
+        return None;
     }
+    let args = x.get_args(head).to_vec();
+    let mut kept = args.clone();
+    for (i, &b) in args.iter().enumerate() {
+        let holds_another = args
+            .iter()
+            .enumerate()
+            .any(|(j, &a)| j != i && kept.contains(&a) && surely_superset(x, b, a, budget));
+        if holds_another {
+            kept.retain(|&k| k != b);
+        }
+    }
+    if kept.len() == args.len() {
+        return None;
+    }
+    let head = if kept.len() == 1 { kept[0] } else { x.mk_and(&mut kept) };
+    Some(put_tails(x, head, &tails))
 }
 
-/// `A` (behind the tail both share) when `{a, b}` is `{A & P, A & ~P}`, else `None`.
+/// `A` (behind the tail both share, [`peel_tails`]) when `{a, b}` is `{A & P, A & ~P}`,
+/// else `None`.
 fn complement_union(x: &mut ExprSet, a: ExprRef, b: ExprRef) -> Option<ExprRef> {
-    let (ta, tb) = (x.get_tag(a) as u8, x.get_tag(b) as u8);
-    if ta == tag::CONCAT && tb == tag::CONCAT {
-        let (aa, ab) = (x.get_args(a).to_vec(), x.get_args(b).to_vec());
-        if aa[1] != ab[1] {
-            return None;
-        }
-        let head = complement_union(x, aa[0], ab[0])?;
-        return Some(x.mk_concat(head, aa[1]));
-    }
-    if ta != tag::AND || tb != tag::AND {
+    let ((a, tails), (b, tails_b)) = (peel_tails(x, a), peel_tails(x, b));
+    if tails != tails_b || x.get_tag(a) as u8 != tag::AND || x.get_tag(b) as u8 != tag::AND {
         return None;
     }
     let (sa, sb) = (x.get_args(a).to_vec(), x.get_args(b).to_vec());
@@ -1719,13 +1686,39 @@ fn complement_union(x: &mut ExprSet, a: ExprRef, b: ExprRef) -> Option<ExprRef> 
         return None;
     }
     let mut common: Vec<ExprRef> = sa.into_iter().filter(|e| e != oa).collect();
-    Some(match common.len() {
+    let head = match common.len() {
         0 => return None,
         1 => common[0],
         _ => x.mk_and(&mut common),
-    })
+    };
+    Some(put_tails(x, head, &tails))
 }
 
+/// `e` as its head and the tails after it (`((H T1) T2)`: `H`, `[T1, T2]`), through the
+/// heads of nested concatenations: the rules on a member's intersection see past the
+/// closing quote (or key suffix) after it.
+fn peel_tails(x: &ExprSet, mut e: ExprRef) -> (ExprRef, Vec<ExprRef>) {
+    let mut tails = Vec::new();
+    while x.get_tag(e) as u8 == tag::CONCAT {
+        let args = x.get_args(e);
+        tails.push(args[1]);
+        e = args[0];
+    }
+    tails.reverse();
+    (e, tails)
+}
+
+/// [`peel_tails`] undone: `head` followed by `tails`, innermost first.
+fn put_tails(x: &mut ExprSet, head: ExprRef, tails: &[ExprRef]) -> ExprRef {
+    tails.iter().fold(head, |h, &t| x.mk_concat(h, t))
+}
+
+/// A superset of `e` with finitely many more strings, complements of finite languages
+/// left out where that adds finitely many: an intersection's operand `~F` (adds at most
+/// F), inside an intersection's other operands and a union's operands, and inside one
+/// element of a concatenation whose other element is finite (a free JSON key whose body
+/// excludes pattern keys, `(~"p" & body*) "\""`, adds at most `"p\""`). `None`: nothing
+/// left out (or past `budget` nodes).
 fn relax_finite(
     x: &mut ExprSet,
     e: ExprRef,
@@ -2623,9 +2616,7 @@ mod witness_tests {
         let counter = b.mk(&RegexAst::Regex("[a-z ]{0,40}".into())).unwrap();
         let words = b.mk(&RegexAst::Regex("(?:[a-z]+ +){0,30}[a-z]+".into())).unwrap();
         let quote = b.mk(&RegexAst::Literal("\"".into())).unwrap();
-        let mut l = lexer(RegexSpec::literal("x"));
-        l.exprs = b.into_exprset();
-        l.deriv = DerivCache::new();
+        let mut l = lexer_over(b);
         let both = l.exprs.mk_and(&mut vec![counter, words]);
         let e = l.exprs.mk_concat(both, quote);
         // derivre orders an intersection's operands: the guess of the whole expression
@@ -2654,6 +2645,21 @@ mod witness_tests {
         let mut spec = LexerSpec::new();
         spec.add("x", rx, LexemeKind::Greedy);
         DerivreLexer::new(&spec).unwrap()
+    }
+
+    /// A lexer (one lexeme, `x`) over `b`'s expressions, for tests that build expressions
+    /// directly; the caches keyed by an expression of the lexer's own set are emptied.
+    fn lexer_over(b: RegexBuilder) -> DerivreLexer {
+        let mut l = lexer(RegexSpec::literal("x"));
+        l.exprs = b.into_exprset();
+        l.deriv = DerivCache::new();
+        l.relevance = RelevanceCache::new();
+        l.next_byte = NextByteCache::new();
+        l.finite.clear();
+        l.complements.clear();
+        l.witnesses.clear();
+        l.gave_up.clear();
+        l
     }
 
     fn not(rx: RegexSpec) -> RegexSpec {
@@ -2708,9 +2714,7 @@ mod witness_tests {
                 RegexAst::Not(Box::new(RegexAst::Regex("a[ab]*".into()))),
             ]))
             .unwrap();
-        let mut l2 = lexer(RegexSpec::literal("x"));
-        l2.exprs = b.into_exprset();
-        l2.deriv = DerivCache::new();
+        let mut l2 = lexer_over(b);
         // The shortest string of `[ab]+` is `a` (the first byte of the set): excluded.
         assert!(!l2.has_witness(e, false));
         assert!(l2.is_live(e, l2.exprs.cost()).unwrap());
@@ -2737,9 +2741,7 @@ mod witness_tests {
                 branch("operator", &["customer", "dog"]),
             ]))
             .unwrap();
-        let mut l = lexer(RegexSpec::literal("x"));
-        l.exprs = b.into_exprset();
-        l.deriv = DerivCache::new();
+        let mut l = lexer_over(b);
         let mut budget = FINITE_NODES;
         let (mut memo, mut finite) = (HashMap::new(), HashMap::new());
         assert!(infinite_complement(&l.exprs, e, &mut budget, &mut memo, &mut finite));
@@ -2909,8 +2911,7 @@ mod witness_tests {
         let narrow = b.mk(&RegexAst::Regex("[a-z]*".into())).unwrap();
         let free = b.mk(&RegexAst::Regex("[^\"]*".into())).unwrap();
         let p = b.mk(&RegexAst::Regex(".*ab.*".into())).unwrap();
-        let mut l = lexer(RegexSpec::literal("x"));
-        l.exprs = b.into_exprset();
+        let mut l = lexer_over(b);
         let not_p = l.exprs.mk_not(p);
         let with_p = l.exprs.mk_and(&mut vec![narrow, p]);
         let without_p = l.exprs.mk_and(&mut vec![free, not_p]);
