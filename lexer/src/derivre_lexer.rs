@@ -1866,7 +1866,7 @@ fn translate_raw(x: &mut ExprSet, node: &RegexSpec, mut args: Vec<ExprRef>) -> O
 
 /// A byte set as derivre wants it: `Byte` for one byte, `ByteSet` (8 words) for more,
 /// `NoMatch` for none (derivre expects byte sets of at least two bytes).
-fn byte_set(ranges: &[(u8, u8)]) -> RegexAst {
+pub(crate) fn byte_set(ranges: &[(u8, u8)]) -> RegexAst {
     let mut set = [0u32; 8];
     for &(lo, hi) in ranges {
         for x in lo..=hi {
@@ -1898,9 +1898,15 @@ fn translate(
         RegexSpec::Bytes(s) => RegexAst::ByteLiteral(s.clone()),
         RegexSpec::ByteSet(ranges) => byte_set(ranges),
         RegexSpec::Regex(rx) => {
-            return b.mk(&RegexAst::Regex(rx.clone())).map_err(|e| {
+            // Parsed once per process where the translation covers the regex.
+            let parsed = crate::parsed::structural(rx);
+            let ast = match &parsed {
+                Some(ast) => ast.as_ref(),
+                None => &RegexAst::Regex(rx.clone()),
+            };
+            return b.mk(ast).map_err(|e| {
                 ErrorKind::Regex { lexeme: lexeme.to_string(), message: e.to_string() }.into()
-            })
+            });
         }
         RegexSpec::Concat(_) => RegexAst::Concat(refs(args)),
         RegexSpec::Or(_) => RegexAst::Or(refs(args)),

@@ -55,6 +55,8 @@ mod ids;
 mod lexer;
 mod limits;
 mod memo;
+#[cfg(feature = "derivre")]
+mod parsed;
 pub mod prefixes;
 mod spec;
 mod tokenize;
