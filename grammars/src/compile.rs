@@ -955,25 +955,6 @@ fn all_tokens_but(mut except: Vec<(u32, u32)>, vocab: &toktrie::Vocabulary) -> V
     ranges
 }
 
-/// Whether regex `s` matches the empty string, through a process-wide cache: the same few
-/// regexes come back in every grammar of a kind (JSON strings, numbers), and parsing them
-/// again was a tenth of a MaskBench schema's compile time.
-fn regex_nullable(s: &str) -> bool {
-    /// The longest regex cached (longer ones are parsed each time).
-    const MAX_LEN: usize = 4096;
-    static MEMO: lexer::ProcessMemo<String, bool> = lexer::ProcessMemo::new(4096);
-    let compute = || {
-        regex_syntax::ParserBuilder::new()
-            .build()
-            .parse(s)
-            .is_ok_and(|h| h.properties().minimum_len() == Some(0))
-    };
-    if s.len() > MAX_LEN {
-        return compute();
-    }
-    MEMO.get_or_compute(s, compute)
-}
-
 /// Whether `rx` matches the empty string (conservative for deep specs: `false` past a
 /// depth, which only loses the epsilon alternative, never adds strings).
 fn nullable(rx: &RegexSpec, depth: usize) -> bool {
@@ -985,7 +966,9 @@ fn nullable(rx: &RegexSpec, depth: usize) -> bool {
         RegexSpec::Literal(s) => s.is_empty(),
         RegexSpec::Bytes(b) => b.is_empty(),
         RegexSpec::ByteSet(_) | RegexSpec::MultipleOf { .. } | RegexSpec::NoMatch => false,
-        RegexSpec::Regex(s) => regex_nullable(s),
+        // Parsed once per process (`lexer::regex_nullable`): the same few regexes come back
+        // in every grammar of a kind (JSON strings, numbers).
+        RegexSpec::Regex(s) => lexer::regex_nullable(s),
         RegexSpec::Concat(xs) | RegexSpec::And(xs) => xs.iter().all(rec),
         RegexSpec::Or(xs) => xs.iter().any(rec),
         RegexSpec::Not(x) => !rec(x),

@@ -9,7 +9,7 @@
 use regex_syntax::hir::{Class, Hir, HirKind};
 use regex_syntax::utf8::Utf8Sequences;
 
-use crate::{LexerSpec, ProcessMemo, RegexSpec};
+use crate::{LexerSpec, RegexSpec};
 
 /// A map from byte to class index; classes are intervals of byte values.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,24 +73,19 @@ impl Default for Boundaries {
     }
 }
 
-/// The class boundaries regex `rx` needs (none if it does not parse), through a
-/// process-wide cache: grammars of one kind repeat the same regexes (JSON strings, numbers),
-/// and parsing them here was a third of building a MaskBench schema's lexer.
+/// The class boundaries regex `rx` needs (none if it does not parse), through the
+/// process's parse of each regex ([`crate::parsed`]): grammars of one kind repeat the same
+/// regexes (JSON strings, numbers), and parsing them here was a third of building a
+/// MaskBench schema's lexer.
 fn regex_boundaries(rx: &str) -> [bool; 256] {
-    /// The longest regex cached (longer ones are parsed each time).
-    const MAX_LEN: usize = 4096;
-    static MEMO: ProcessMemo<String, [bool; 256]> = ProcessMemo::new(4096);
-    let compute = || {
-        let mut b = Boundaries::default();
-        if let Ok(hir) = regex_syntax::ParserBuilder::new().build().parse(rx) {
-            b.add_hir(&hir);
-        }
-        b.after
-    };
-    if rx.len() > MAX_LEN {
-        return compute();
-    }
-    MEMO.get_or_compute(rx, compute)
+    crate::parsed::parsed(rx).boundaries
+}
+
+/// The class boundaries a parsed regex needs.
+pub(crate) fn hir_boundaries(hir: &Hir) -> [bool; 256] {
+    let mut b = Boundaries::default();
+    b.add_hir(hir);
+    b.after
 }
 
 impl Boundaries {

@@ -1899,8 +1899,8 @@ fn translate(
         RegexSpec::ByteSet(ranges) => byte_set(ranges),
         RegexSpec::Regex(rx) => {
             // Parsed once per process where the translation covers the regex.
-            let parsed = crate::parsed::structural(rx);
-            let ast = match &parsed {
+            let parsed = crate::parsed::parsed(rx);
+            let ast = match &parsed.ast {
                 Some(ast) => ast.as_ref(),
                 None => &RegexAst::Regex(rx.clone()),
             };

@@ -55,7 +55,6 @@ mod ids;
 mod lexer;
 mod limits;
 mod memo;
-#[cfg(feature = "derivre")]
 mod parsed;
 pub mod prefixes;
 mod spec;
@@ -70,5 +69,6 @@ pub use ids::{LexemeIdx, LexemeSet, StateId};
 pub use lexer::{Checked, Containment, Lexer, StateFlags, Step};
 pub use limits::LexerLimits;
 pub use memo::ProcessMemo;
+pub use parsed::{regex_check, regex_nullable};
 pub use spec::{LexemeClass, LexemeKind, LexemeSpec, LexerSpec, RegexSpec};
 pub use tokenize::{tokenize, Token, TokenizeError};

@@ -1,65 +1,206 @@
-//! Regexes parsed once per process: a `RegexSpec::Regex` string is parsed by `regex_syntax`
-//! every time a grammar's lexer is built (derivre's own path), which made a `date-time`
-//! format (its leap-second relations are ~100 small regexes) cost 11 of a schema's 15 M
-//! compile instructions. Here the parse is translated into derivre's structural AST and
-//! kept per process, so a regex that comes back (formats, common patterns) is only mapped
-//! into the new grammar's expressions.
+//! Regexes parsed once per process. A `RegexSpec::Regex` string is read several ways:
+//! whether it parses ([`regex_check`]) and matches the empty string ([`regex_nullable`]),
+//! both asked by the grammar compilers, the byte-class boundaries it needs
+//! ([`crate::ByteClasses`]), the fewest and most characters of its strings
+//! ([`RegexSpec::char_len_bounds`], for the JSON Schema compiler's length bounds), and, with
+//! derivre, its expression. Each was a `regex_syntax` parse of its own (four process memos),
+//! every time a grammar was built: a `date-time` format (its leap-second relations are ~100
+//! small regexes) cost 11 of a `{"t": date-time}` schema's 15 M compile instructions. Here
+//! one parse gives all three, kept per process, so a regex that comes back (formats, common
+//! patterns) costs a lookup, and derivre maps the kept structure into the new grammar.
 //!
-//! The translation covers what maps one to one (literals, byte classes, ASCII classes,
-//! concatenation, alternation, repetition, groups); a regex with anything else (anchors
-//! and other look-arounds, non-ASCII classes, a group named `stop`, which derivre reads as
-//! a lookahead) is left to derivre's own parse, as before.
+//! The structural AST covers what maps one to one (literals, byte classes, ASCII classes,
+//! concatenation, alternation, repetition, groups); a regex with anything else (anchors and
+//! other look-arounds, non-ASCII classes, a group named `stop`, which derivre reads as a
+//! lookahead) is left to derivre's own parse, as before.
 
 use std::sync::{Arc, Mutex};
 
+#[cfg(feature = "derivre")]
 use derivre::RegexAst;
 use hashbrown::HashMap;
 use regex_syntax::hir::{Class, Hir, HirKind};
 
-/// Memory the memo may hold (approximate bytes of ASTs); cleared past it.
+use crate::RegexSpec;
+
+/// Memory the memo may hold (approximate bytes); cleared past it.
 const MAX_BYTES: usize = 16 << 20;
-/// Regexes longer than this are not kept (each is parsed as before).
+/// Regexes longer than this are not kept (each is parsed every time).
 const MAX_LEN: usize = 16 << 10;
 /// Approximate bytes per AST node, for [`MAX_BYTES`].
+#[cfg(feature = "derivre")]
 const NODE_BYTES: usize = 64;
 
-type Memo = (HashMap<String, Option<Arc<RegexAst>>>, usize);
+/// What one parse of a regex gives.
+pub(crate) struct Parsed {
+    /// `regex_syntax`'s error, when it does not parse.
+    pub(crate) error: Option<String>,
+    /// Whether it matches the empty string (`false` when it does not parse).
+    pub(crate) nullable: bool,
+    /// The byte-class boundaries the regex needs (`after[b]`: a class ends at `b`); none
+    /// when it does not parse.
+    pub(crate) boundaries: [bool; 256],
+    /// [`RegexSpec::char_len_bounds`] of the regex.
+    pub(crate) char_bounds: Option<(u32, Option<u32>)>,
+    /// The structural AST, where the translation covers the regex.
+    #[cfg(feature = "derivre")]
+    pub(crate) ast: Option<Arc<RegexAst>>,
+}
+
+type Memo = (HashMap<String, Arc<Parsed>>, usize);
 
 static MEMO: Mutex<Option<Memo>> = Mutex::new(None);
 
-/// The structural AST of `rx` (parsed as derivre parses it: `regex_syntax`'s default
-/// parser, the regex anchored at both ends), from the process's memo; `None` when the
-/// regex has something the translation leaves to derivre (or does not parse: derivre's
-/// parse then reports the error).
-pub(crate) fn structural(rx: &str) -> Option<Arc<RegexAst>> {
+/// The parse of `rx` (as derivre parses it: `regex_syntax`'s default parser), from the
+/// process's memo.
+pub(crate) fn parsed(rx: &str) -> Arc<Parsed> {
     if rx.len() > MAX_LEN {
-        return None;
+        return Arc::new(parse(rx).0);
     }
     let lock = || MEMO.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(hit) = lock().as_ref().and_then(|(m, _)| m.get(rx)) {
         return hit.clone();
     }
-    let mut nodes = 0usize;
-    let ast = regex_syntax::ParserBuilder::new()
-        .build()
-        .parse(rx)
-        .ok()
-        .and_then(|hir| to_ast(&hir, &mut nodes))
-        .map(Arc::new);
+    let (p, nodes) = parse(rx);
+    let p = Arc::new(p);
     let mut guard = lock();
     let (map, bytes) = guard.get_or_insert_with(|| (HashMap::new(), 0));
-    let size = rx.len() + nodes * NODE_BYTES;
+    let size = rx.len() + std::mem::size_of::<Parsed>() + nodes;
     if *bytes + size > MAX_BYTES {
         map.clear();
         *bytes = 0;
     }
-    if map.insert(rx.to_string(), ast.clone()).is_none() {
+    if map.insert(rx.to_string(), p.clone()).is_none() {
         *bytes += size;
     }
-    ast
+    p
 }
 
+/// The parse of `rx` and the approximate bytes of its AST.
+fn parse(rx: &str) -> (Parsed, usize) {
+    let hir = match regex_syntax::ParserBuilder::new().build().parse(rx) {
+        Ok(hir) => hir,
+        Err(e) => {
+            let p = Parsed {
+                error: Some(e.to_string()),
+                nullable: false,
+                boundaries: [false; 256],
+                char_bounds: None,
+                #[cfg(feature = "derivre")]
+                ast: None,
+            };
+            return (p, 0);
+        }
+    };
+    #[cfg(feature = "derivre")]
+    let (ast, bytes) = {
+        let mut nodes = 0usize;
+        let ast = to_ast(&hir, &mut nodes).map(Arc::new);
+        (ast, nodes * NODE_BYTES)
+    };
+    #[cfg(not(feature = "derivre"))]
+    let bytes = 0;
+    let p = Parsed {
+        error: None,
+        nullable: hir.properties().minimum_len() == Some(0),
+        boundaries: crate::classes::hir_boundaries(&hir),
+        char_bounds: hir_char_bounds(&hir),
+        #[cfg(feature = "derivre")]
+        ast,
+    };
+    (p, bytes)
+}
+
+/// Whether regex `rx` parses (`regex_syntax`'s default parser, as the lexer reads it): its
+/// error message otherwise. Kept per process with the regex's other readings.
+pub fn regex_check(rx: &str) -> Result<(), String> {
+    match &parsed(rx).error {
+        Some(e) => Err(e.clone()),
+        None => Ok(()),
+    }
+}
+
+/// Whether regex `rx` matches the empty string (`false` when it does not parse). Kept per
+/// process with the regex's other readings.
+pub fn regex_nullable(rx: &str) -> bool {
+    parsed(rx).nullable
+}
+
+impl RegexSpec {
+    /// The fewest and most characters (Unicode scalar values) of the strings this matches
+    /// (`None` for the most: no bound), read off its structure; `None` when not known (a
+    /// regex that does not parse, byte sets and byte strings, `multipleOf`, JSON quoting).
+    pub fn char_len_bounds(&self) -> Option<(u32, Option<u32>)> {
+        match self {
+            RegexSpec::Literal(l) => {
+                let n = l.chars().count() as u32;
+                Some((n, Some(n)))
+            }
+            RegexSpec::Regex(s) => parsed(s).char_bounds,
+            // Any conjunct's bounds hold for the intersection; the tightest of those known.
+            RegexSpec::And(xs) => {
+                xs.iter().filter_map(RegexSpec::char_len_bounds).reduce(|a, b| {
+                    let max = match (a.1, b.1) {
+                        (Some(x), Some(y)) => Some(x.min(y)),
+                        (x, None) | (None, x) => x,
+                    };
+                    (a.0.max(b.0), max)
+                })
+            }
+            RegexSpec::Concat(xs) => concat_bounds(xs.iter().map(RegexSpec::char_len_bounds)),
+            RegexSpec::Or(xs) => or_bounds(xs.iter().map(RegexSpec::char_len_bounds)),
+            _ => None,
+        }
+    }
+}
+
+type Bounds = Option<(u32, Option<u32>)>;
+
+/// The bounds of a concatenation from its parts' (`None` if any is unknown).
+fn concat_bounds(parts: impl Iterator<Item = Bounds>) -> Bounds {
+    parts.into_iter().try_fold((0u32, Some(0u32)), |a, b| {
+        let b = b?;
+        Some((a.0.saturating_add(b.0), a.1.zip(b.1).map(|(p, q)| p.saturating_add(q))))
+    })
+}
+
+/// The bounds of a union from its alternatives' (`None` if any is unknown, or none).
+fn or_bounds(mut alts: impl Iterator<Item = Bounds>) -> Bounds {
+    let first = alts.next()??;
+    alts.try_fold(first, |a, b| {
+        let b = b?;
+        Some((a.0.min(b.0), a.1.zip(b.1).map(|(x, y)| x.max(y))))
+    })
+}
+
+/// [`RegexSpec::char_len_bounds`] of a parsed regex (Unicode classes: one character each).
+fn hir_char_bounds(h: &Hir) -> Bounds {
+    Some(match h.kind() {
+        HirKind::Empty | HirKind::Look(_) => (0, Some(0)),
+        HirKind::Literal(lit) => {
+            let n = std::str::from_utf8(&lit.0).ok()?.chars().count() as u32;
+            (n, Some(n))
+        }
+        HirKind::Class(Class::Unicode(_)) => (1, Some(1)),
+        HirKind::Class(Class::Bytes(_)) => return None,
+        HirKind::Repetition(r) => {
+            let (min, max) = hir_char_bounds(&r.sub)?;
+            let hi = match (max, r.max) {
+                (Some(0), _) => Some(0),
+                (Some(m), Some(n)) => Some(m.saturating_mul(n)),
+                _ => None,
+            };
+            (min.saturating_mul(r.min), hi)
+        }
+        HirKind::Capture(c) => hir_char_bounds(&c.sub)?,
+        HirKind::Concat(xs) => concat_bounds(xs.iter().map(hir_char_bounds))?,
+        HirKind::Alternation(xs) => or_bounds(xs.iter().map(hir_char_bounds))?,
+    })
+}
+
+#[cfg(feature = "derivre")]
 fn to_ast(h: &Hir, nodes: &mut usize) -> Option<RegexAst> {
+    use crate::derivre_lexer::byte_set;
     *nodes += 1;
     let all = |v: &[Hir], nodes: &mut usize| -> Option<Vec<RegexAst>> {
         v.iter().map(|h| to_ast(h, nodes)).collect()
@@ -68,13 +209,15 @@ fn to_ast(h: &Hir, nodes: &mut usize) -> Option<RegexAst> {
         HirKind::Empty => RegexAst::EmptyString,
         HirKind::Literal(lit) => RegexAst::ByteLiteral(lit.0.to_vec()),
         HirKind::Class(Class::Bytes(c)) => {
-            byte_set(c.ranges().iter().map(|r| (r.start(), r.end())))
+            byte_set(&c.ranges().iter().map(|r| (r.start(), r.end())).collect::<Vec<_>>())
         }
         HirKind::Class(Class::Unicode(c)) => {
             if c.ranges().iter().any(|r| r.end() > '\x7F') {
                 return None;
             }
-            byte_set(c.ranges().iter().map(|r| (r.start() as u8, r.end() as u8)))
+            byte_set(
+                &c.ranges().iter().map(|r| (r.start() as u8, r.end() as u8)).collect::<Vec<_>>(),
+            )
         }
         HirKind::Repetition(r) => {
             RegexAst::Repeat(Box::new(to_ast(&r.sub, nodes)?), r.min, r.max.unwrap_or(u32::MAX))
@@ -88,17 +231,14 @@ fn to_ast(h: &Hir, nodes: &mut usize) -> Option<RegexAst> {
     })
 }
 
-/// A byte class as derivre wants it (`Byte` for one byte, `NoMatch` for none).
-fn byte_set(ranges: impl Iterator<Item = (u8, u8)>) -> RegexAst {
-    let ranges: Vec<(u8, u8)> = ranges.collect();
-    crate::derivre_lexer::byte_set(&ranges)
-}
-
-#[cfg(test)]
+#[cfg(all(test, feature = "derivre"))]
 mod tests {
     use super::*;
     use derivre::RegexBuilder;
 
+    fn structural(rx: &str) -> Option<Arc<RegexAst>> {
+        parsed(rx).ast.clone()
+    }
     /// The structural AST and derivre's own parse give the same expression (derivre
     /// hash-conses expressions: the same node when the same language is built the same way)
     /// or, where the shapes differ, the same strings on samples.

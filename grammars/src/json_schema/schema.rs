@@ -188,7 +188,7 @@ fn drop_implied_lengths(v: &mut Vec<RegexSpec>) {
         return;
     }
     let others: Vec<(u32, Option<u32>)> =
-        v.iter().filter(|x| !is_len(x)).filter_map(char_len_bounds).collect();
+        v.iter().filter(|x| !is_len(x)).filter_map(RegexSpec::char_len_bounds).collect();
     v.retain(|x| match super::emit::length_only(x).filter(|_| is_len(x)) {
         Some((lo, hi)) => !others.iter().any(|&(min, max)| {
             lo <= min
@@ -200,90 +200,6 @@ fn drop_implied_lengths(v: &mut Vec<RegexSpec>) {
         }),
         None => true,
     });
-}
-
-/// The fewest and most characters of the strings of `x` (`None` for the most: no bound),
-/// read off its structure; `None` when not known (a regex that does not parse, byte
-/// classes, `multipleOf`).
-fn char_len_bounds(x: &RegexSpec) -> Option<(u32, Option<u32>)> {
-    match x {
-        RegexSpec::Literal(l) => {
-            let n = l.chars().count() as u32;
-            Some((n, Some(n)))
-        }
-        // Formats come back in every schema (a date-time's regexes: ~0.5 M instructions
-        // to parse): kept per regex for the process.
-        RegexSpec::Regex(s) => {
-            static MEMO: lexer::ProcessMemo<String, Option<(u32, Option<u32>)>> =
-                lexer::ProcessMemo::new(1024);
-            MEMO.get_or_compute(s.as_str(), || {
-                let hir = regex_syntax::ParserBuilder::new().build().parse(s).ok()?;
-                hir_char_bounds(&hir)
-            })
-        }
-        // Any conjunct's bounds hold for the intersection; the tightest of those known.
-        RegexSpec::And(xs) => xs.iter().filter_map(char_len_bounds).reduce(|a, b| {
-            let max = match (a.1, b.1) {
-                (Some(x), Some(y)) => Some(x.min(y)),
-                (x, None) | (None, x) => x,
-            };
-            (a.0.max(b.0), max)
-        }),
-        RegexSpec::Concat(xs) => xs.iter().try_fold((0u32, Some(0u32)), |a, x| {
-            let b = char_len_bounds(x)?;
-            Some((a.0.saturating_add(b.0), a.1.zip(b.1).map(|(p, q)| p.saturating_add(q))))
-        }),
-        RegexSpec::Or(xs) => {
-            let mut it = xs.iter().map(char_len_bounds);
-            let first = it.next()??;
-            it.try_fold(first, |a, b| {
-                let b = b?;
-                Some((a.0.min(b.0), a.1.zip(b.1).map(|(x, y)| x.max(y))))
-            })
-        }
-        _ => None,
-    }
-}
-
-/// [`char_len_bounds`] of a parsed regex (Unicode classes: one character each).
-fn hir_char_bounds(h: &regex_syntax::hir::Hir) -> Option<(u32, Option<u32>)> {
-    use regex_syntax::hir::{Class, HirKind};
-    Some(match h.kind() {
-        HirKind::Empty | HirKind::Look(_) => (0, Some(0)),
-        HirKind::Literal(lit) => {
-            let n = std::str::from_utf8(&lit.0).ok()?.chars().count() as u32;
-            (n, Some(n))
-        }
-        HirKind::Class(Class::Unicode(_)) => (1, Some(1)),
-        HirKind::Class(Class::Bytes(_)) => return None,
-        HirKind::Repetition(r) => {
-            let (min, max) = hir_char_bounds(&r.sub)?;
-            let hi = match (max, r.max) {
-                (Some(0), _) => Some(0),
-                (Some(m), Some(n)) => Some(m.saturating_mul(n)),
-                _ => None,
-            };
-            (min.saturating_mul(r.min), hi)
-        }
-        HirKind::Capture(c) => hir_char_bounds(&c.sub)?,
-        HirKind::Concat(xs) => {
-            let mut acc = (0u32, Some(0u32));
-            for x in xs {
-                let (a, b) = hir_char_bounds(x)?;
-                acc = (acc.0.saturating_add(a), acc.1.zip(b).map(|(p, q)| p.saturating_add(q)));
-            }
-            acc
-        }
-        HirKind::Alternation(xs) => {
-            let mut it = xs.iter();
-            let mut acc = hir_char_bounds(it.next()?)?;
-            for x in it {
-                let (a, b) = hir_char_bounds(x)?;
-                acc = (acc.0.min(a), acc.1.zip(b).map(|(p, q)| p.max(q)));
-            }
-            acc
-        }
-    })
 }
 
 /// Which exponent-form numbers (`1e5`) are in a set: all, none, or unknown (emitted as none).
@@ -1730,7 +1646,8 @@ fn count(kw: &str, v: &Value) -> Result<u32, Error> {
 
 /// Checks that a translated regex parses.
 fn check_regex(rx: &str) -> Result<(), Error> {
-    regex_syntax::ParserBuilder::new().build().parse(rx).map(|_| ()).map_err(|e| {
+    // Parsed once per process, for the lexer too (`lexer::regex_check`).
+    lexer::regex_check(rx).map_err(|e| {
         Error::new(
             ErrorKind::Unsupported,
             format!("pattern translated to {rx:?} does not parse: {e}"),
