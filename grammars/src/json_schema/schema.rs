@@ -182,14 +182,14 @@ fn flat_and(a: &RegexSpec, b: &RegexSpec) -> Vec<RegexSpec> {
 /// read those shapes (without it, Github_hard---o12278's `oneOf` of unanchored patterns ran
 /// a lexer step out of fuel).
 fn drop_implied_lengths(v: &mut Vec<RegexSpec>) {
-    let is_len =
-        |x: &RegexSpec| super::emit::length_only(x).is_some_and(|bounds| bounds != (0, None));
-    if v.len() < 2 || !v.iter().any(is_len) {
+    // A real bound: not the universe.
+    let bounds = |x: &RegexSpec| super::emit::length_only(x).filter(|&b| b != (0, None));
+    if v.len() < 2 || !v.iter().any(|x| bounds(x).is_some()) {
         return;
     }
     let others: Vec<(u32, Option<u32>)> =
-        v.iter().filter(|x| !is_len(x)).filter_map(RegexSpec::char_len_bounds).collect();
-    v.retain(|x| match super::emit::length_only(x).filter(|_| is_len(x)) {
+        v.iter().filter(|x| bounds(x).is_none()).filter_map(RegexSpec::char_len_bounds).collect();
+    v.retain(|x| match bounds(x) {
         Some((lo, hi)) => !others.iter().any(|&(min, max)| {
             lo <= min
                 && match (hi, max) {
