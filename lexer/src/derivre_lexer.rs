@@ -813,7 +813,7 @@ impl DerivreLexer {
         if alts.len() == 1 {
             return Containment::Unknown;
         }
-        let big = self.exprs.mk_or(&mut alts);
+        let big = mk_union(&mut self.exprs, &alts);
         let left = fuel.saturating_sub(self.exprs.cost() - cost0);
         match self.relevance.is_contained_in_prefixes(
             &mut self.exprs,
@@ -1146,7 +1146,7 @@ impl DerivreLexer {
             let class = match self.query_classes.get(&q.class) {
                 Some(&c) => c,
                 None => {
-                    let mut chars: Vec<ExprRef> = q
+                    let chars: Vec<ExprRef> = q
                         .class
                         .seqs()
                         .iter()
@@ -1168,7 +1168,7 @@ impl DerivreLexer {
                             x.mk_concat_vec(&parts)
                         })
                         .collect();
-                    let c = x.mk_or(&mut chars);
+                    let c = mk_union(x, &chars);
                     Arc::make_mut(&mut self.query_classes).insert(q.class.clone(), c);
                     c
                 }
@@ -1752,7 +1752,7 @@ fn relax_finite(
         }
         tag::OR => {
             let mut changed = false;
-            let mut rs: Vec<ExprRef> = args
+            let rs: Vec<ExprRef> = args
                 .iter()
                 .map(|&a| match relax_finite(x, a, budget, memo) {
                     Some(r) => {
@@ -1762,7 +1762,7 @@ fn relax_finite(
                     None => a,
                 })
                 .collect();
-            changed.then(|| x.mk_or(&mut rs))
+            changed.then(|| mk_union(x, &rs))
         }
         tag::CONCAT => {
             let (a, b) = (args[0], args[1]);
@@ -1812,8 +1812,8 @@ fn hull(
             x.mk_concat(a, b)
         }
         tag::OR => {
-            let mut hs = args.iter().map(|&a| hull(x, a, keep, memo, budget)).collect();
-            x.mk_or(&mut hs)
+            let hs: Vec<ExprRef> = args.iter().map(|&a| hull(x, a, keep, memo, budget)).collect();
+            mk_union(x, &hs)
         }
         tag::AND if keep => {
             let mut hs = args.iter().map(|&a| hull(x, a, false, memo, budget)).collect();
@@ -1850,7 +1850,7 @@ fn translate_raw(x: &mut ExprSet, node: &RegexSpec, mut args: Vec<ExprRef>) -> O
             x.parse_expr(regex_syntax::ParserBuilder::new().build(), rx, false).ok()?
         }
         RegexSpec::Concat(_) => x.mk_concat_vec(&args),
-        RegexSpec::Or(_) => x.mk_or(&mut args),
+        RegexSpec::Or(_) => mk_union(x, &args),
         RegexSpec::And(_) => x.mk_and(&mut args),
         RegexSpec::Not(_) => x.mk_not(args[0]),
         RegexSpec::Repeat { min, max, .. } => x.mk_repeat(args[0], *min, max.unwrap_or(u32::MAX)),
@@ -1862,6 +1862,34 @@ fn translate_raw(x: &mut ExprSet, node: &RegexSpec, mut args: Vec<ExprRef>) -> O
         RegexSpec::NoMatch => ExprRef::NO_MATCH,
         RegexSpec::JsonQuote { .. } => return None,
     })
+}
+
+/// The union of `args` ([`distinct_alternatives`] first).
+fn mk_union(x: &mut ExprSet, args: &[ExprRef]) -> ExprRef {
+    x.mk_or(&mut distinct_alternatives(x, args))
+}
+
+/// `args` for a union, without the alternatives that spell the same concatenation as an
+/// earlier one (the same bytes, then the same expressions) under another node: `"b" "aa"`
+/// and `"baa"` (Lark `A: "b" "aa" | "baa"`). derivre (0.3.13) hash-conses nodes, not
+/// spellings, and its prefix tree for a union whose alternatives share a first byte
+/// panics on such a pair. Nested unions are flattened first, as derivre does.
+fn distinct_alternatives(x: &ExprSet, args: &[ExprRef]) -> Vec<ExprRef> {
+    let mut flat = Vec::with_capacity(args.len());
+    for &a in args {
+        if x.get_tag(a) as u8 == tag::OR {
+            flat.extend_from_slice(x.get_args(a));
+        } else {
+            flat.push(a);
+        }
+    }
+    if flat.len() < 2 {
+        return flat;
+    }
+    // Sorted by spelling (compared lazily, as derivre sorts them), equal spellings adjacent.
+    flat.sort_unstable_by(|&a, &b| x.iter_concat_bytes(a).cmp(x.iter_concat_bytes(b)));
+    flat.dedup_by(|a, b| x.iter_concat_bytes(*a).eq(x.iter_concat_bytes(*b)));
+    flat
 }
 
 /// A byte set as derivre wants it: `Byte` for one byte, `ByteSet` (8 words) for more,
@@ -1909,7 +1937,16 @@ fn translate(
             });
         }
         RegexSpec::Concat(_) => RegexAst::Concat(refs(args)),
-        RegexSpec::Or(_) => RegexAst::Or(refs(args)),
+        // Plain literals and regexes are spelled one way each (hash-consed): a union of
+        // those alone (a JSON `enum`) needs no check.
+        RegexSpec::Or(alts)
+            if alts.iter().all(|a| {
+                matches!(a, RegexSpec::Literal(_) | RegexSpec::Bytes(_) | RegexSpec::Regex(_))
+            }) =>
+        {
+            RegexAst::Or(refs(args))
+        }
+        RegexSpec::Or(_) => RegexAst::Or(refs(distinct_alternatives(b.exprset(), &args))),
         RegexSpec::And(_) => RegexAst::And(refs(args)),
         RegexSpec::Not(_) => RegexAst::Not(one(&args)),
         RegexSpec::Repeat { min, max, .. } => {

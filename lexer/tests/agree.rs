@@ -146,7 +146,26 @@ fn to_ast(rx: &RegexSpec) -> derivre::RegexAst {
             A::ByteSet(set)
         }
         RegexSpec::Regex(s) => A::Regex(s.clone()),
-        RegexSpec::Concat(v) => A::Concat(v.iter().map(to_ast).collect()),
+        // Literals one after another as one literal: derivre (0.3.13) panics on a union of
+        // two spellings of one string (`"b" "aa" | "baa"`), which the crate's translation
+        // guards against (`alternatives_spelling_one_string_twice_build`) and this oracle,
+        // plain derivre, must not meet.
+        RegexSpec::Concat(v) => {
+            let mut parts: Vec<A> = Vec::new();
+            let mut flat: Vec<&RegexSpec> = v.iter().collect();
+            while let Some(i) = flat.iter().position(|x| matches!(x, RegexSpec::Concat(_))) {
+                let RegexSpec::Concat(inner) = flat[i] else { unreachable!() };
+                flat.splice(i..=i, inner.iter());
+            }
+            for x in flat {
+                match (x, parts.last_mut()) {
+                    (RegexSpec::Literal(s), Some(A::Literal(prev))) => prev.push_str(s),
+                    (RegexSpec::Empty, _) => {}
+                    _ => parts.push(to_ast(x)),
+                }
+            }
+            A::Concat(parts)
+        }
         RegexSpec::Or(v) => A::Or(v.iter().map(to_ast).collect()),
         RegexSpec::And(v) => A::And(v.iter().map(to_ast).collect()),
         RegexSpec::Not(e) => A::Not(Box::new(to_ast(e))),

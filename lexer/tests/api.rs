@@ -328,3 +328,48 @@ fn a_copy_shares_known_states_and_learns_on_its_own() {
     assert_eq!(a.possible(sa), b.possible(sb));
     assert!(a.accepting(sa).is_empty());
 }
+
+/// Alternatives that spell one string under different nodes (`"b" "aa"` and `"baa"`, Lark
+/// `A: "b" "aa" | "baa"`): derivre's prefix tree for a union panicked on the pair (found by
+/// the `agree` property test); now one of them is dropped, the same language.
+#[cfg(feature = "derivre")]
+#[test]
+fn alternatives_spelling_one_string_twice_build() {
+    use lexer::DerivreLexer;
+    let lit = |s: &str| RegexSpec::Literal(s.into());
+    let twice = RegexSpec::Or(vec![RegexSpec::Concat(vec![lit("b"), lit("aa")]), lit("baa")]);
+    let cases = [
+        twice.clone(),
+        RegexSpec::Not(Box::new(twice.clone())),
+        RegexSpec::Concat(vec![twice.clone(), lit("x")]),
+        RegexSpec::Or(vec![RegexSpec::Concat(vec![lit("b"), lit("aa"), lit("x")]), lit("baax")]),
+        RegexSpec::Or(vec![
+            RegexSpec::Repeat { expr: Box::new(lit("a")), min: 2, max: Some(2) },
+            lit("aa"),
+        ]),
+        RegexSpec::Or(vec![
+            RegexSpec::regex("b(?:aa)"),
+            lit("baa"),
+            RegexSpec::Concat(vec![lit("ba"), lit("a")]),
+        ]),
+    ];
+    let accepts = |rx: &RegexSpec, input: &[u8]| {
+        let s = spec(&[("A", rx.clone(), LexemeKind::Greedy)]);
+        let mut l = DerivreLexer::new(&s).expect("builds");
+        let mut st = l.start_state(&s.all()).unwrap();
+        for &b in input {
+            st = l.advance(st, b).unwrap();
+        }
+        l.flags(st).is_accepting()
+    };
+    assert!(accepts(&cases[0], b"baa"));
+    assert!(!accepts(&cases[0], b"ba"));
+    assert!(!accepts(&cases[1], b"baa"));
+    assert!(accepts(&cases[1], b"ba"));
+    assert!(accepts(&cases[2], b"baax"));
+    assert!(accepts(&cases[3], b"baax"));
+    assert!(!accepts(&cases[3], b"baa"));
+    assert!(accepts(&cases[4], b"aa"));
+    assert!(!accepts(&cases[4], b"a"));
+    assert!(accepts(&cases[5], b"baa"));
+}
