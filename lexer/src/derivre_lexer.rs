@@ -1936,7 +1936,29 @@ fn translate(
                 ErrorKind::Regex { lexeme: lexeme.to_string(), message: e.to_string() }.into()
             });
         }
-        RegexSpec::Concat(_) => RegexAst::Concat(refs(args)),
+        // Adjacent literal parts as one literal, so that one string has one spelling
+        // whether written whole or in pieces (`"baa"`, `"b" "aa"`): derivre hash-conses
+        // nodes, not spellings, and a union meeting two spellings of one string, at build
+        // or in a derivative (`[ab] "b" "aa" | "abaa"` after `a`), panicked in derivre.
+        RegexSpec::Concat(parts) => {
+            let mut out: Vec<RegexAst> = Vec::with_capacity(parts.len());
+            let mut run: Vec<u8> = Vec::new();
+            for (part, &e) in parts.iter().zip(&args) {
+                match part.literal_bytes() {
+                    Some(bytes) => run.extend_from_slice(&bytes),
+                    None => {
+                        if !run.is_empty() {
+                            out.push(RegexAst::ByteLiteral(std::mem::take(&mut run)));
+                        }
+                        out.push(RegexAst::ExprRef(e));
+                    }
+                }
+            }
+            if !run.is_empty() {
+                out.push(RegexAst::ByteLiteral(run));
+            }
+            RegexAst::Concat(out)
+        }
         // Plain literals and regexes are spelled one way each (hash-consed): a union of
         // those alone (a JSON `enum`) needs no check.
         RegexSpec::Or(alts)

@@ -45,6 +45,9 @@ pub(crate) struct Parsed {
     /// The structural AST, where the translation covers the regex.
     #[cfg(feature = "derivre")]
     pub(crate) ast: Option<Arc<RegexAst>>,
+    /// The one string the regex matches, when it is a literal (`aa`, `(?:a)a`).
+    #[cfg(feature = "derivre")]
+    pub(crate) literal: Option<Vec<u8>>,
 }
 
 type Memo = (HashMap<String, Arc<Parsed>>, usize);
@@ -88,6 +91,8 @@ fn parse(rx: &str) -> (Parsed, usize) {
                 char_bounds: None,
                 #[cfg(feature = "derivre")]
                 ast: None,
+                #[cfg(feature = "derivre")]
+                literal: None,
             };
             return (p, 0);
         }
@@ -107,6 +112,12 @@ fn parse(rx: &str) -> (Parsed, usize) {
         char_bounds: hir_char_bounds(&hir),
         #[cfg(feature = "derivre")]
         ast,
+        #[cfg(feature = "derivre")]
+        literal: match hir.kind() {
+            HirKind::Literal(lit) => Some(lit.0.to_vec()),
+            HirKind::Empty => Some(Vec::new()),
+            _ => None,
+        },
     };
     (p, bytes)
 }

@@ -100,6 +100,32 @@ impl RegexSpec {
         }
     }
 
+    /// The one string this matches when it is spelled with literals only (literals, byte
+    /// strings, one-byte sets, the empty string, regexes that are a literal, and
+    /// concatenations of those),
+    /// else `None`.
+    #[cfg(feature = "derivre")]
+    pub(crate) fn literal_bytes(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
+        use std::borrow::Cow;
+        match self {
+            RegexSpec::Literal(s) => Some(Cow::Borrowed(s.as_bytes())),
+            RegexSpec::Bytes(b) => Some(Cow::Borrowed(b)),
+            RegexSpec::Empty => Some(Cow::Borrowed(&[])),
+            RegexSpec::Regex(rx) => crate::parsed::parsed(rx).literal.clone().map(Cow::Owned),
+            RegexSpec::ByteSet(r) if r.len() == 1 && r[0].0 == r[0].1 => {
+                Some(Cow::Owned(vec![r[0].0]))
+            }
+            RegexSpec::Concat(v) => {
+                let mut out = Vec::new();
+                for x in v {
+                    out.extend_from_slice(&x.literal_bytes()?);
+                }
+                Some(Cow::Owned(out))
+            }
+            _ => None,
+        }
+    }
+
     /// The variant's serde name (`"concat"`, `"and"`, ...), for messages.
     pub fn tag(&self) -> &'static str {
         match self {

@@ -373,3 +373,36 @@ fn alternatives_spelling_one_string_twice_build() {
     assert!(!accepts(&cases[4], b"a"));
     assert!(accepts(&cases[5], b"baa"));
 }
+
+/// The same in a derivative: `[ab] "b" /aa/` after `a` is `"baa"`, as `"abaa"` and
+/// `"a" /baa/` are after `a`; literal pieces are joined (regexes that are a literal too), so
+/// one string has one spelling (derivre panicked at the first byte).
+#[cfg(feature = "derivre")]
+#[test]
+fn a_derivative_meeting_two_spellings_of_one_string_does_not_panic() {
+    use lexer::DerivreLexer;
+    let lit = |s: &str| RegexSpec::Literal(s.into());
+    let rx = RegexSpec::Or(vec![
+        RegexSpec::Concat(vec![
+            RegexSpec::ByteSet(vec![(b'a', b'b')]),
+            lit("b"),
+            RegexSpec::regex("aa"),
+        ]),
+        lit("abaa"),
+        RegexSpec::Concat(vec![lit("a"), RegexSpec::regex("baa")]),
+    ]);
+    let s = spec(&[("A", rx, LexemeKind::Greedy)]);
+    let mut l = DerivreLexer::new(&s).expect("builds");
+    let mut st = l.start_state(&s.all()).unwrap();
+    for &b in b"abaa" {
+        st = l.advance(st, b).unwrap();
+    }
+    assert!(l.flags(st).is_accepting());
+    let mut st = l.start_state(&s.all()).unwrap();
+    for &b in b"bba" {
+        st = l.advance(st, b).unwrap();
+    }
+    assert!(!l.flags(st).is_accepting());
+    st = l.advance(st, b'a').unwrap();
+    assert!(l.flags(st).is_accepting());
+}

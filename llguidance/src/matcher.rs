@@ -277,11 +277,21 @@ impl Matcher {
     ) -> Result<Matcher, Error> {
         let opts = grammar.parser_options(shared.tokenizer.vocab().eos_tokens().to_vec());
         let template = shared.lexers.template(&grammar);
-        let lexer = match &template.lexer {
-            Some(l) => l.clone(),
-            None => DerivreLexer::new(&grammar.spec)?,
-        };
-        let mut parser = Parser::new(grammar.cfg.clone(), lexer, opts)?;
+        // A panic inside derivre while building the lexer or its start state is this
+        // grammar's error, not the caller's crash (mask calls are guarded the same way).
+        let built = catch_unwind(AssertUnwindSafe(|| -> Result<_, Error> {
+            let lexer = match &template.lexer {
+                Some(l) => l.clone(),
+                None => DerivreLexer::new(&grammar.spec)?,
+            };
+            Ok(Parser::new(grammar.cfg.clone(), lexer, opts)?)
+        }));
+        let mut parser = built.unwrap_or_else(|p| {
+            Err(Error::new(
+                ErrorKind::Internal,
+                format!("internal error building the lexer: {}", crate::error::panic_message(&*p)),
+            ))
+        })?;
         let mut lexer = placeholder();
         std::mem::swap(parser.lexer_mut(), &mut lexer);
         let contained = template.contained.clone();
