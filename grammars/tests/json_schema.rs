@@ -56,6 +56,16 @@ fn number_bounds() {
     check(json!({"multipleOf": 0.5, "type": "number"}), &["1.5", "2", "-3.5"], &["1.25", "0.1"]);
 }
 
+/// A constrained integer never takes the spelling `-0` (as LLGuidance: its range regexes
+/// and enum literals do not produce it); a bare integer does.
+#[test]
+fn bounded_integers_reject_negative_zero() {
+    check(json!({"type": "integer", "minimum": 0}), &["0", "7"], &["-0", "-1"]);
+    check(json!({"type": "integer", "maximum": 10}), &["0", "-3", "10"], &["-0", "11"]);
+    check(json!({"type": "integer", "minimum": -5, "maximum": 5}), &["0", "-5"], &["-0", "-6"]);
+    check(json!({"type": "integer"}), &["0", "-0", "-12"], &["1.5", "01"]);
+}
+
 #[test]
 fn objects() {
     let s = json!({

@@ -12,23 +12,21 @@
 
 #include "llguidance.h"
 
-static int compile_one(const LlgFactory *f) {
-  char err[256];
-  LlgMatcher *m = llg_matcher_new(f, "lark", "start: \"a\"+", err, sizeof err);
-  if (!m) {
-    fprintf(stderr, "compile failed: %s\n", err);
-    return 1;
-  }
+static int compile_one(const LlgTokenizer *t) {
+  LlgConstraintInit init;
+  llg_constraint_init_set_defaults(&init, t);
+  LlgMatcher *m = llg_new_matcher(&init, "lark", "start: \"a\"+");
   int bad = llg_matcher_is_error(m);
-  llg_matcher_free(m);
+  if (bad) fprintf(stderr, "compile failed: %s\n", llg_matcher_get_error(m));
+  llg_free_matcher(m);
   return bad ? 1 : 0;
 }
 
 int main(void) {
   char err[256];
-  LlgFactory *f = llg_factory_new("bytes", err, sizeof err);
+  LlgTokenizer *f = llg_x_new_tokenizer("bytes", err, sizeof err);
   if (!f) {
-    fprintf(stderr, "factory failed: %s\n", err);
+    fprintf(stderr, "tokenizer failed: %s\n", err);
     return 1;
   }
   /* The parent's compile leaves an idle compile thread behind. */
@@ -38,7 +36,7 @@ int main(void) {
   if (pid == 0) _exit(compile_one(f));
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) return 1;
-  llg_factory_free(f);
+  llg_free_tokenizer(f);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     fprintf(stderr, "child failed (status %d)\n", status);
     return 1;

@@ -1,41 +1,37 @@
 /*
- * llguidance.h: the C API of the llguidance constrained-decoding engine.
+ * llguidance.h: the C API of llg-rs.
  *
- * Hand-written; it mirrors llguidance/src/ffi.rs (keep the two in sync).
- * Link with the static library (libllguidance.a) plus -lpthread -ldl -lm, or with the
- * shared library (libllguidance.so).
+ * It is LLGuidance's C API (as of LLGuidance 1.9.1: the same names, struct layouts, field
+ * order, signatures and semantics), so a program written for LLGuidance, such as
+ * llama.cpp's common/llguidance.cpp, compiles against this header and links this library
+ * (libllguidance.a / libllguidance.so, built by `cargo build --release -p llguidance`)
+ * unchanged. Link the static library with -lpthread -ldl -lm.
+ *
+ * Our extensions are at the end, all named llg_x_* / LLG_X_* (names LLGuidance does not
+ * use). Hand-written; it mirrors llguidance/src/ffi/ (keep the two in sync).
  *
  * Conventions
- * -----------
- * - Objects: LlgFactory (one per tokenizer; immutable after creation) and LlgMatcher (one
- *   per sequence). Both are opaque. The caller owns every object returned by llg_*_new and
- *   llg_matcher_clone and frees it exactly once with llg_factory_free / llg_matcher_free
- *   (which accept NULL). A matcher keeps the factory's tokenizer alive (reference-counted):
- *   a factory may be freed while its matchers are still in use.
- * - Threads: a factory may be used from several threads at once (creating matchers,
- *   queries). A matcher may be used by one thread at a time; different matchers may be used
- *   in parallel. A tokenize callback must therefore be thread-safe.
- * - Errors: functions returning a pointer return NULL on error and, where they take
- *   err_buf/err_len, write a NUL-terminated message there (truncated to err_len - 1 bytes;
- *   an empty string on success; err_buf may be NULL). Functions returning int32_t return -1
- *   on error; the message is then returned by llg_matcher_last_error.
- * - A matcher that hits an error (a token the grammar does not allow, a limit, an internal
- *   error) enters a sticky error state: every later call on it fails with that error, and
- *   llg_matcher_get_error returns it. It never returns a wrong mask.
- * - NULL pointer arguments are reported as errors, never undefined behaviour. Pointers that
- *   are dangling, misaligned, or point to fewer elements than the length passed with them
- *   are undefined behaviour (C cannot check them).
- * - No Rust panic ever unwinds into C: each function catches panics and reports them as
- *   errors (for a matcher, a sticky one).
- * - Strings passed in are NUL-terminated UTF-8. Strings returned are owned by the library
- *   and must not be freed by the caller.
- * - Masks: bit t of word t / 32 is set iff token t is allowed; a mask has
- *   (vocab_size + 31) / 32 u32 words (llg_factory_mask_words / llg_matcher_mask_words).
- *   EOS tokens are allowed iff the grammar is accepting.
+ * - Objects (LlgTokenizer, LlgMatcher, LlgConstraint, LlgCancellationHandle) are opaque and
+ *   owned by the caller, who frees each exactly once (the free functions accept NULL). A
+ *   matcher keeps its tokenizer's data alive: a tokenizer (or the tokenizer a clone was made
+ *   from) may be freed while its matchers and clones live.
+ * - Threads: a tokenizer may be used from several threads at once; a matcher or constraint
+ *   by one thread at a time. The tokenize callback must be thread-safe.
+ * - Errors never panic or abort: llg_new_matcher and llg_new_constraint* never return NULL;
+ *   a grammar that does not compile gives an object in its error state, whose
+ *   llg_matcher_get_error / llg_get_error says why (the same pointer until it is freed).
+ *   In the error state every operation returns -1 (or false).
+ * - Masks: bit t of word t / 32 is set iff token t may come next; a mask has
+ *   (vocab_size + 31) / 32 uint32_t words (llg_matcher_get_mask_byte_size bytes). EOS is
+ *   allowed iff the grammar accepts. Where the grammar forces the next bytes, the mask holds
+ *   only the first token of their canonical tokenization (LLGuidance's served masks; see
+ *   llg_x_matcher_set_pure_masks for the pure mask).
+ * - JSON Schema integers with bounds never take the spelling -0 (as LLGuidance).
  */
 #ifndef LLGUIDANCE_H
 #define LLGUIDANCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,150 +39,287 @@
 extern "C" {
 #endif
 
-typedef struct LlgFactory LlgFactory;
+/* llg_decode_tokens flags. */
+#define LLG_DECODE_NONE 0            /* special tokens left out, bytes as they are */
+#define LLG_DECODE_INCLUDE_SPECIAL 1 /* special tokens by name (<[id]> if unnamed) */
+#define LLG_DECODE_VALID_UTF8 2      /* invalid UTF-8 replaced by U+FFFD */
+
+typedef struct LlgCancellationHandle LlgCancellationHandle;
+typedef struct LlgConstraint LlgConstraint;
 typedef struct LlgMatcher LlgMatcher;
+typedef struct LlgStopController LlgStopController;
+typedef struct LlgTokenizer LlgTokenizer;
 
-/* Stop reasons (llg_matcher_stop_reason). */
-#define LLG_STOP_NOT_STOPPED 0
-#define LLG_STOP_EOS 1
-#define LLG_STOP_MAX_TOKENS 2
-#define LLG_STOP_ERROR 3
+/* Limits. 0 in a field takes its default. max_grammar_size (default 500000 symbols) and
+ * initial_lexer_fuel (default 1000000) are checked on the compiled grammar when set below
+ * their defaults; the others are accepted (this engine bounds per-step work with its own
+ * limits, reported as errors). */
+typedef struct LlgParserLimits {
+  size_t max_items_in_row;
+  uint64_t initial_lexer_fuel;
+  uint64_t step_lexer_fuel;
+  size_t step_max_items;
+  size_t max_lexer_states;
+  size_t max_grammar_size;
+  bool precompute_large_lexemes;
+  bool verbose_errors;
+} LlgParserLimits;
 
-/*
- * A tokenize callback: writes the canonical tokenization of bytes[0..bytes_len] into
- * out[0..out_len] and returns the number of tokens of the full tokenization. If that
- * number exceeds out_len, the library calls it again with a buffer of that size. It must be
- * thread-safe and must not throw (no C++ exceptions across this boundary). Its output is
- * checked: ids must be in range and their bytes must spell the input, else the call that
- * used it fails.
- */
-typedef size_t (*LlgTokenizeFn)(const void *user_data, const uint8_t *bytes,
-                                size_t bytes_len, uint32_t *out, size_t out_len);
+/* How to build a matcher or constraint. Zero-initialize it, or call
+ * llg_constraint_init_set_defaults, then set the fields you need. */
+typedef struct LlgConstraintInit {
+  const struct LlgTokenizer *tokenizer;
+  uint32_t log_buffer_level; /* accepted; nothing is logged to the buffer */
+  uint32_t log_stderr_level; /* 1 and up: a warning on stderr when an error stops a matcher */
+  bool ff_tokens_ok;         /* LlgConstraint: llg_commit_token also returns forced tokens */
+  bool backtrack_ok;         /* accepted */
+  struct LlgParserLimits limits;
+} LlgConstraintInit;
 
-/* A vocabulary given token by token (llg_factory_new_from_vocab). Read during the call only,
- * except tokenize_user_data. */
-typedef struct LlgVocabInit {
-  /* Number of token ids (the width of the logits). */
-  uint32_t n_vocab;
-  /* n_vocab pointers: the bytes of each token; for a special token, its name (e.g.
-   * "<|eot_id|>", UTF-8), which grammars use to refer to it. */
-  const uint8_t *const *token_bytes;
-  /* n_vocab lengths; 0 leaves the id unused (never allowed; the pointer is not read). */
+typedef struct LlgMaskResult {
+  const uint32_t *sample_mask; /* valid until the next call on the constraint; NULL when stopped */
+  float temperature;           /* 0.0: the caller's default */
+  bool is_stop;
+} LlgMaskResult;
+
+typedef uint32_t LlgToken;
+
+typedef struct LlgCommitResult {
+  const uint32_t *tokens; /* valid until the next call on the constraint */
+  uint32_t n_tokens;
+  bool is_stop;
+} LlgCommitResult;
+
+typedef struct LlgConstraintStep {
+  struct LlgConstraint *constraint;
+  uint32_t *mask_dest;
+  size_t mask_byte_len; /* bytes, not words */
+} LlgConstraintStep;
+
+typedef void (*LlgCallback)(const void *user_data);
+
+/* Tokenizes bytes[0..bytes_len] (no BOS or other added tokens): writes at most
+ * output_tokens_len tokens and returns the number of tokens of the whole tokenization.
+ * Must be thread-safe and must not throw. */
+typedef size_t (*LlgTokenizeFn)(const void *user_data, const uint8_t *bytes, size_t bytes_len,
+                                uint32_t *output_tokens, size_t output_tokens_len);
+
+/* A tokenizer. Zero-initialize, then set the fields. The vocabulary is given as token_lens
+ * (vocab_size lengths) and token_bytes (all tokens' bytes, one after the other; a special
+ * token's bytes are 0xFF followed by its name, e.g. "\xff<|eot_id|>"; a length of 0 leaves
+ * the id unused), or as the text of a HF tokenizer.json in tokenizer_json. tokenize_fn is the
+ * model's tokenizer, used for forced tokens (its output is checked: tokens that do not
+ * spell the input make that call fall back to greedy longest match); it is required unless
+ * use_approximate_greedy_tokenize_fn is set. tokenize_assumes_string: the callback only
+ * takes valid UTF-8. slices: NULL-terminated list of slice regexes; NULL: the defaults; an
+ * empty list: no slices. tokenize_user_data must stay valid while the tokenizer, its clones
+ * and their matchers live. */
+typedef struct LlgTokenizerInit {
+  uint32_t vocab_size;
+  LlgToken tok_eos;
   const uint32_t *token_lens;
-  /* n_vocab flags (nonzero: special token); may be NULL (no special tokens). */
-  const uint8_t *is_special;
-  /* n_eos EOS ids; may be NULL if n_eos is 0: then the first special token named </s>,
-   * <|endoftext|>, <|end_of_text|>, <｜end▁of▁sentence｜> or <eos> is the EOS. */
-  const uint32_t *eos_tokens;
-  size_t n_eos;
-  /* Used to tokenize forced bytes (llg_matcher_compute_ff_tokens); may be NULL, then those
-   * are tokenized by greedy longest match, which may differ from the model's tokenizer. */
+  const uint8_t *token_bytes;
+  const char *tokenizer_json;
+  bool tokenize_assumes_string;
   LlgTokenizeFn tokenize_fn;
-  /* Passed to tokenize_fn; must stay valid until the factory and all matchers created from
-   * it (and their clones) are freed. */
+  bool use_approximate_greedy_tokenize_fn;
   const void *tokenize_user_data;
-  /* A name for messages; may be NULL. */
-  const char *name;
-} LlgVocabInit;
+  const char *const *slices;
+} LlgTokenizerInit;
 
-/* ---- Factories ---------------------------------------------------------------------- */
+/* LlgTokenizerInit with struct_size first (set it to sizeof(LlgTokenizerInitV2); only that
+ * many bytes are read) and more EOS ids last. */
+typedef struct LlgTokenizerInitV2 {
+  size_t struct_size;
+  uint32_t vocab_size;
+  LlgToken tok_eos;
+  const uint32_t *token_lens;
+  const uint8_t *token_bytes;
+  const char *tokenizer_json;
+  bool tokenize_assumes_string;
+  LlgTokenizeFn tokenize_fn;
+  bool use_approximate_greedy_tokenize_fn;
+  const void *tokenize_user_data;
+  const char *const *slices;
+  const LlgToken *tok_eos_extra;
+  uint32_t tok_eos_extra_count;
+} LlgTokenizerInitV2;
 
-/* A factory for a tokenizer: "bytes" (256 byte tokens + EOS 256), a built-in name ("o200k",
- * "cl100k"), or a path to a tokenizer file (tokenizer.json, *.tiktoken). Canonical
- * tokenization is built in. NULL on error (message in err_buf). Free with
- * llg_factory_free. */
-LlgFactory *llg_factory_new(const char *tokenizer, char *err_buf, size_t err_len);
+/* ---- Constraint init ----------------------------------------------------------------- */
 
-/* A factory for a vocabulary given token by token. NULL on error (message in err_buf).
- * Free with llg_factory_free. */
-LlgFactory *llg_factory_new_from_vocab(const LlgVocabInit *init, char *err_buf,
-                                       size_t err_len);
+/* Zeroes *init and sets: tokenizer, log_stderr_level 1, no forced tokens in commits, no
+ * backtracking, the default limits. */
+void llg_constraint_init_set_defaults(struct LlgConstraintInit *init,
+                                      const struct LlgTokenizer *tokenizer);
 
-/* Frees a factory; NULL is ignored. Its matchers stay valid. */
-void llg_factory_free(LlgFactory *factory);
+/* ---- The constraint API (older; LlgMatcher below is the current one) ----------------- */
 
-/* The number of token ids (mask bits); 0 for NULL. */
-size_t llg_factory_vocab_size(const LlgFactory *factory);
+/* From LLGuidance's grammar JSON ({"grammars": [...]}) or Lark text. Never NULL. */
+struct LlgConstraint *llg_new_constraint(const struct LlgConstraintInit *init,
+                                         const char *llguidance);
+/* From a regex (Rust regex syntax). Never NULL. */
+struct LlgConstraint *llg_new_constraint_regex(const struct LlgConstraintInit *init,
+                                               const char *regex);
+/* From a JSON Schema. Never NULL. */
+struct LlgConstraint *llg_new_constraint_json(const struct LlgConstraintInit *init,
+                                              const char *json_schema);
+/* From a Lark grammar. Never NULL. */
+struct LlgConstraint *llg_new_constraint_lark(const struct LlgConstraintInit *init,
+                                              const char *lark);
+/* Any constraint_type llg_new_matcher takes. Never NULL. */
+struct LlgConstraint *llg_new_constraint_any(const struct LlgConstraintInit *init,
+                                             const char *constraint_type, const char *data);
+/* The error, or NULL (the same pointer until llg_free_constraint). */
+const char *llg_get_error(const struct LlgConstraint *cc);
+/* 0.0 (the caller's default temperature). */
+float llg_get_temperature(const struct LlgConstraint *cc);
+bool llg_is_stopped(const struct LlgConstraint *cc);
+/* The mask for the next token into *res_p (sample_mask NULL and is_stop when done).
+ * 0 on success, -1 on error. */
+int32_t llg_compute_mask(struct LlgConstraint *cc, struct LlgMaskResult *res_p);
+/* Commits the sampled token; *res_p gets the tokens to append. 0 on success, -1 on error. */
+int32_t llg_commit_token(struct LlgConstraint *cc, LlgToken token, struct LlgCommitResult *res_p);
+/* Masks of several constraints on worker threads. With done_cb NULL it returns when done;
+ * otherwise it returns at once and done_cb(user_data) runs on a worker thread when done.
+ * Each step's constraint and mask_dest must stay valid and unshared until then. */
+void llg_par_compute_mask(const struct LlgConstraintStep *steps, size_t n_steps,
+                          const void *user_data, LlgCallback done_cb);
+struct LlgConstraint *llg_clone_constraint(const struct LlgConstraint *cc);
+void llg_free_constraint(struct LlgConstraint *cc);
+/* Always "" (warnings go to stderr). */
+const char *llg_flush_logs(struct LlgConstraint *cc);
 
-/* The number of u32 words of a mask, (vocab_size + 31) / 32; 0 for NULL. */
-size_t llg_factory_mask_words(const LlgFactory *factory);
+/* ---- Tokenizers ---------------------------------------------------------------------- */
 
-/* ---- Matchers ----------------------------------------------------------------------- */
+/* NULL on error, with the message in error_string (NUL-terminated). */
+struct LlgTokenizer *llg_new_tokenizer(const struct LlgTokenizerInit *tok_init,
+                                       char *error_string, size_t error_string_len);
+struct LlgTokenizer *llg_new_tokenizer_v2(const struct LlgTokenizerInitV2 *tok_init,
+                                          char *error_string, size_t error_string_len);
+/* Another handle to the same tokenizer; it outlives the original. */
+struct LlgTokenizer *llg_clone_tokenizer(const struct LlgTokenizer *tok);
+/* Canonical tokenization (0xFF is an ordinary byte). Returns the number of tokens; writes
+ * at most output_tokens_len of them. */
+size_t llg_tokenize_bytes(const struct LlgTokenizer *tok, const uint8_t *bytes, size_t bytes_len,
+                          uint32_t *output_tokens, size_t output_tokens_len);
+/* As llg_tokenize_bytes, where 0xFF followed by a special token's name is that token. */
+size_t llg_tokenize_bytes_marker(const struct LlgTokenizer *tok, const uint8_t *bytes,
+                                 size_t bytes_len, uint32_t *output_tokens,
+                                 size_t output_tokens_len);
+/* A debug string of tokens, NUL-terminated; returns the bytes a large enough buffer takes
+ * (the NUL included). */
+size_t llg_stringify_tokens(const struct LlgTokenizer *tok, const uint32_t *tokens,
+                            size_t n_tokens, char *output, size_t output_len);
+/* The text of tokens under LLG_DECODE_* flags, NUL-terminated; returns the bytes a large
+ * enough buffer takes (the NUL included). */
+size_t llg_decode_tokens(const struct LlgTokenizer *tok, const uint32_t *tokens, size_t n_tokens,
+                         char *output, size_t output_len, uint32_t flags);
+void llg_free_tokenizer(struct LlgTokenizer *tok);
 
-/* A matcher for a grammar given as text in a format: "lark", "json" (JSON Schema), "regex",
- * "gbnf", "ir" (the grammar IR as JSON) or "structural_tag" (XGrammar's structural tags,
- * for tool calling). NULL on error (message, with line:column for
- * grammar errors, in err_buf). Free with llg_matcher_free. */
-LlgMatcher *llg_matcher_new(const LlgFactory *factory, const char *format,
-                            const char *grammar, char *err_buf, size_t err_len);
+/* ---- Stop controllers (declared by LLGuidance's header; see LIMITS.md) ------------------ */
 
-/* An independent copy at the same position (its own state, error state included). NULL on
- * a NULL argument. Free with llg_matcher_free. */
-LlgMatcher *llg_matcher_clone(const LlgMatcher *matcher);
+struct LlgStopController *llg_new_stop_controller(const struct LlgTokenizer *tokenizer,
+                                                  const uint32_t *stop_tokens,
+                                                  size_t stop_tokens_len, const char *stop_rx,
+                                                  char *error_string, size_t error_string_len);
+const char *llg_stop_commit_token(struct LlgStopController *stop_ctrl, uint32_t token,
+                                  size_t *output_len_p, bool *is_stopped_p);
+struct LlgStopController *llg_clone_stop_controller(const struct LlgStopController *stop_ctrl);
+void llg_free_stop_controller(struct LlgStopController *stop_ctrl);
 
-/* Frees a matcher; NULL is ignored. */
-void llg_matcher_free(LlgMatcher *matcher);
+/* ---- Matchers ------------------------------------------------------------------------ */
 
-/* The number of u32 words of a mask; 0 for NULL. */
-size_t llg_matcher_mask_words(const LlgMatcher *matcher);
+/* A matcher. constraint_type: "regex" (Rust regex syntax), "json" or "json_schema" (a JSON
+ * Schema), "json_object" (any JSON object; data is ignored), "lark" (LLGuidance's Lark),
+ * "llguidance" or "guidance" (LLGuidance's grammar JSON); ours: "gbnf", "structural_tag"
+ * (XGrammar's structural tags), "ir". Never NULL: check llg_matcher_get_error. */
+struct LlgMatcher *llg_new_matcher(const struct LlgConstraintInit *init,
+                                   const char *constraint_type, const char *data);
+/* 0 if the grammar compiles, 1 if it compiles with warnings, -1 if not; the error or the
+ * warnings in message (always NUL-terminated). */
+int32_t llg_validate_grammar(const struct LlgConstraintInit *init, const char *constraint_type,
+                             const char *data, char *message, size_t message_len);
+/* The mask into mask_dest; mask_byte_len must equal llg_matcher_get_mask_byte_size.
+ * 0 on success, -1 on error. */
+int32_t llg_matcher_compute_mask_into(struct LlgMatcher *matcher, uint32_t *mask_dest,
+                                      size_t mask_byte_len);
+/* Computes the mask (read it with llg_matcher_get_mask). 0 on success, -1 on error. */
+int32_t llg_matcher_compute_mask(struct LlgMatcher *matcher);
+/* The mask of the last llg_matcher_compute_mask, or NULL: none computed since the matcher
+ * last moved (consume, rollback, reset), an error, or cancellation. Valid until the next
+ * call on the matcher. */
+const uint32_t *llg_matcher_get_mask(struct LlgMatcher *matcher);
+/* (vocab_size + 31) / 32 * 4. */
+size_t llg_matcher_get_mask_byte_size(const struct LlgMatcher *matcher);
+/* A handle that cancels the matcher (from any thread; it may outlive the matcher). After
+ * llg_cancel the matcher's operations return -1, it is stopped and cancelled, no mask is
+ * published, and rollback or reset do not revive it. Checked when an operation starts. */
+struct LlgCancellationHandle *llg_matcher_get_cancellation_handle(struct LlgMatcher *matcher);
+struct LlgCancellationHandle *llg_clone_cancellation_handle(
+    const struct LlgCancellationHandle *handle);
+void llg_cancel(const struct LlgCancellationHandle *handle);
+void llg_free_cancellation_handle(struct LlgCancellationHandle *handle);
+/* True after llg_cancel, unless another error stopped the matcher first. */
+bool llg_matcher_is_cancelled(const struct LlgMatcher *matcher);
+/* 0 on success, -1 on error (a token the grammar does not allow: the error state). */
+int32_t llg_matcher_consume_token(struct LlgMatcher *matcher, uint32_t token);
+int32_t llg_matcher_consume_tokens(struct LlgMatcher *matcher, const uint32_t *tokens,
+                                   size_t n_tokens);
+/* The error, or NULL (the same pointer until llg_free_matcher). */
+const char *llg_matcher_get_error(struct LlgMatcher *matcher);
+bool llg_matcher_is_error(const struct LlgMatcher *matcher);
+void llg_free_matcher(struct LlgMatcher *matcher);
+/* Undoes the last num_tokens tokens. 0 on success, -1 on error. */
+int32_t llg_matcher_rollback(struct LlgMatcher *matcher, size_t num_tokens);
+/* Back to the start; not from the error state. 0 on success, -1 on error. */
+int32_t llg_matcher_reset(struct LlgMatcher *matcher);
+bool llg_matcher_is_accepting(struct LlgMatcher *matcher);
+/* Complete (EOS consumed, or nothing but EOS can follow), error, or cancelled. */
+bool llg_matcher_is_stopped(const struct LlgMatcher *matcher);
+/* How many leading tokens would be accepted (the state is unchanged), or -1 on error. */
+int32_t llg_matcher_validate_tokens(struct LlgMatcher *matcher, const uint32_t *tokens,
+                                    size_t n_tokens);
+/* The forced tokens (canonical tokenization of the bytes every continuation starts with,
+ * the last one left out when a longer token could start with it): writes at most
+ * output_len and returns how many it wrote, or -1 on error. */
+int32_t llg_matcher_compute_ff_tokens(struct LlgMatcher *matcher, uint32_t *output,
+                                      size_t output_len);
+/* An independent copy at the same position. */
+struct LlgMatcher *llg_clone_matcher(const struct LlgMatcher *matcher);
+/* "llg-rs@VERSION ..." for the life of the process. */
+const char *llg_get_version(void);
 
-/* Computes the set of tokens allowed next into mask[0..mask_words]. mask_words must be at
- * least llg_matcher_mask_words (extra words are zeroed); a shorter or NULL buffer is an
- * error that is not sticky. After a stop, only EOS is allowed. 0 on success, -1 on error. */
-int32_t llg_matcher_compute_mask(LlgMatcher *matcher, uint32_t *mask, size_t mask_words);
+/* ---- Extensions of llg-rs (llg_x_*) -------------------------------------------------- */
 
-/* Consumes one token. A token the grammar does not allow is a sticky error. EOS after a
- * stop is accepted and changes nothing. 0 on success, -1 on error. */
-int32_t llg_matcher_consume_token(LlgMatcher *matcher, uint32_t token);
+#define LLG_X_STOP_NOT_STOPPED 0
+#define LLG_X_STOP_END 1        /* EOS consumed, or nothing but EOS can follow */
+#define LLG_X_STOP_MAX_TOKENS 2 /* the grammar's max_tokens reached */
+#define LLG_X_STOP_ERROR 3
+#define LLG_X_STOP_CANCELLED 4
 
-/* Consumes tokens[0..n] in order (tokens may be NULL if n is 0). 0 on success, -1 on error
- * (sticky; the tokens before the rejected one stay consumed). */
-int32_t llg_matcher_consume_tokens(LlgMatcher *matcher, const uint32_t *tokens, size_t n);
-
-/* How many leading tokens of tokens[0..n] would be accepted, without changing the state
- * (for speculative decoding). A rejected token is not an error here. -1 on error. */
-int32_t llg_matcher_validate_tokens(LlgMatcher *matcher, const uint32_t *tokens, size_t n);
-
-/* Undoes the last n consumed tokens (also undoes a stop). More than were consumed is a
- * (sticky) error. 0 on success, -1 on error. */
-int32_t llg_matcher_rollback(LlgMatcher *matcher, size_t n);
-
-/* Back to the start of the grammar; an error state stays. 0 on success, -1 on error. */
-int32_t llg_matcher_reset(LlgMatcher *matcher);
-
-/* The fast-forward tokens: the canonical tokenization of the bytes every continuation must
- * start with, except that the last token is left out when a longer token could start with
- * it. Writes the first min(count, out_len) tokens into out and returns count (a result
- * above out_len means the buffer was too small; any prefix of them may be consumed).
- * Consuming them is up to the caller. out may be NULL if out_len is 0. -1 on error. */
-int32_t llg_matcher_compute_ff_tokens(LlgMatcher *matcher, uint32_t *out, size_t out_len);
-
-/* 1 if the tokens so far form a complete string of the grammar (or EOS was consumed), 0 if
- * not, -1 on error. */
-int32_t llg_matcher_is_accepting(LlgMatcher *matcher);
-
-/* 1 if the matcher stopped (EOS consumed, max tokens reached, or error state), 0 if not, -1
- * for NULL. */
-int32_t llg_matcher_is_stopped(const LlgMatcher *matcher);
-
-/* Why it stopped: one of LLG_STOP_*; -1 for NULL. */
-int32_t llg_matcher_stop_reason(const LlgMatcher *matcher);
-
-/* Stops the matcher after max_tokens consumed tokens (0: no limit). 0 on success, -1 on
- * error. */
-int32_t llg_matcher_set_max_tokens(LlgMatcher *matcher, size_t max_tokens);
-
-/* 1 if the matcher is in its sticky error state, 0 if not, -1 for NULL. */
-int32_t llg_matcher_is_error(const LlgMatcher *matcher);
-
-/* The sticky error message, or NULL when not in the error state (or for NULL). Owned by the
- * matcher: valid until the next call on it or llg_matcher_free. */
-const char *llg_matcher_get_error(const LlgMatcher *matcher);
-
-/* The message of the last call on this matcher if it failed (sticky or not, e.g. a mask
- * buffer too small), else NULL. Owned by the matcher: valid until the next call on it or
- * llg_matcher_free. */
-const char *llg_matcher_last_error(const LlgMatcher *matcher);
+/* A tokenizer by name: "bytes", "o200k", "cl100k", or the path of a tokenizer file
+ * (tokenizer.json, *.tiktoken, tekken, SentencePiece .model), with its canonical tokenizer
+ * built in. NULL on error (message in error_string). */
+struct LlgTokenizer *llg_x_new_tokenizer(const char *name, char *error_string,
+                                         size_t error_string_len);
+/* The number of token ids; 0 for NULL. */
+size_t llg_x_tokenizer_vocab_size(const struct LlgTokenizer *tok);
+/* pure: masks hold every grammar-consistent token, also where bytes are forced.
+ * 0 on success, -1 for NULL or a matcher whose grammar did not compile. */
+int32_t llg_x_matcher_set_pure_masks(struct LlgMatcher *matcher, bool pure);
+/* One of LLG_X_STOP_*; -1 for NULL. */
+int32_t llg_x_matcher_stop_reason(const struct LlgMatcher *matcher);
+/* Masks now and after each prefix of draft (speculative decoding) into n_rows rows of
+ * mask_byte_len bytes at masks, up to the first draft token the grammar rejects; the state
+ * is unchanged. Returns the number of rows written, or -1 on error. */
+int32_t llg_x_matcher_compute_masks_for_draft(struct LlgMatcher *matcher, const uint32_t *draft,
+                                              size_t n_draft, uint32_t *masks,
+                                              size_t mask_byte_len, size_t n_rows);
+/* The masks of n distinct matchers in parallel, matcher i's into masks[i] (mask_byte_len
+ * bytes each; the EOS-only mask for a matcher in its error state). 0, or -1 for a bad
+ * argument. */
+int32_t llg_x_par_compute_masks(struct LlgMatcher *const *matchers, uint32_t *const *masks,
+                                size_t n, size_t mask_byte_len);
 
 #ifdef __cplusplus
 }

@@ -32,9 +32,11 @@ mod factory;
 mod matcher;
 
 pub mod ffi;
+pub mod served;
 
 pub use error::{Error, ErrorKind};
 pub use factory::{GrammarSource, LlGuidanceGrammar, ParserFactory, TOKEN_DFA_BUDGET};
 pub use matcher::{Engine, Matcher, SliceStats, StopReason};
+pub use served::ServedMatcher;
 pub use slicer::SliceSpec;
 pub use toktrie::{TokenId, TokenSet, Tokenizer};

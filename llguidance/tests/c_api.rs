@@ -36,16 +36,25 @@ fn static_lib(profile: &Path) -> PathBuf {
 /// Compiles `c/<name>.c` against the static library, runs it (killed after `timeout`) and
 /// checks it printed "ok".
 fn compile_and_run(name: &str, timeout: std::time::Duration) {
+    compile_and_run_with(name, "c", timeout)
+}
+
+/// As [`compile_and_run`], for `c/<name>.<ext>`: C11 with gcc, or C++17 with g++ for `cpp`.
+fn compile_and_run_with(name: &str, ext: &str, timeout: std::time::Duration) {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let profile = profile_dir();
     let lib = static_lib(&profile);
     let out_dir = std::env::temp_dir().join(format!("llg-c-api-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&out_dir).expect("create temp dir");
     let exe = out_dir.join(name);
-    let cc = std::env::var("CC").unwrap_or_else(|_| "gcc".into());
+    let (cc, std) = if ext == "cpp" {
+        (std::env::var("CXX").unwrap_or_else(|_| "g++".into()), "-std=c++17")
+    } else {
+        (std::env::var("CC").unwrap_or_else(|_| "gcc".into()), "-std=c11")
+    };
     let out = Command::new(&cc)
-        .arg(manifest.join(format!("c/{name}.c")))
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"])
+        .arg(manifest.join(format!("c/{name}.{ext}")))
+        .args([std, "-Wall", "-Wextra", "-Werror", "-O1"])
         .arg("-I")
         .arg(manifest.join("include"))
         .arg(&lib)
@@ -57,7 +66,7 @@ fn compile_and_run(name: &str, timeout: std::time::Duration) {
         });
     assert!(
         out.status.success(),
-        "compiling c/{name}.c failed:\n{}",
+        "compiling c/{name}.{ext} failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let mut child = Command::new(&exe)
@@ -87,9 +96,16 @@ fn compile_and_run(name: &str, timeout: std::time::Duration) {
     assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "ok");
 }
 
+/// llama.cpp's use of the API (common/llguidance.cpp), from C with -Werror.
 #[test]
-fn c_example_compiles_and_runs() {
-    compile_and_run("example", std::time::Duration::from_secs(120));
+fn llama_style_c_client_compiles_and_runs() {
+    compile_and_run("llama_style", std::time::Duration::from_secs(300));
+}
+
+/// The header in a C++17 translation unit (llama.cpp is C++17), linked and run.
+#[test]
+fn header_compiles_as_cpp17() {
+    compile_and_run_with("include_check", "cpp", std::time::Duration::from_secs(60));
 }
 
 /// A child forked after a compile compiles too (it does not wait on the parent's kept-alive

@@ -15,44 +15,11 @@ mod limits;
 mod matcher;
 mod tokenizer;
 
-/// Makes `regex` usable inside `/.../` in Lark: escapes `/` and line breaks, and where
-/// `use_ascii` has `d`, `w` or `s`, replaces `\d` `\w` `\s` (and `\D` `\W` `\S`) with their
-/// ASCII classes, as LLGuidance does (also inside `[...]`, where the class nests).
+/// Makes `regex` usable inside `/.../` in Lark (see `grammars::top_level::regex_to_lark`).
 #[pyfunction]
 #[pyo3(signature = (regex, use_ascii = ""))]
 pub(crate) fn regex_to_lark(regex: &str, use_ascii: &str) -> String {
-    let (d, w, s) = (use_ascii.contains('d'), use_ascii.contains('w'), use_ascii.contains('s'));
-    let mut out = String::with_capacity(regex.len() + 8);
-    let mut chars = regex.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                let Some(n) = chars.next() else {
-                    out.push('\\');
-                    break;
-                };
-                let class = match n {
-                    'd' | 'D' if d => Some("0-9"),
-                    'w' | 'W' if w => Some("0-9a-zA-Z_"),
-                    's' | 'S' if s => Some(" \\t\\n\\r\\f\\v"),
-                    _ => None,
-                };
-                match class {
-                    Some(cl) if n.is_ascii_uppercase() => out.push_str(&format!("[^{cl}]")),
-                    Some(cl) => out.push_str(&format!("[{cl}]")),
-                    None => {
-                        out.push('\\');
-                        out.push(n);
-                    }
-                }
-            }
-            '/' => out.push_str("\\/"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            _ => out.push(c),
-        }
-    }
-    out
+    grammars::top_level::regex_to_lark(regex, use_ascii)
 }
 
 /// The version of llg_rs and of its regex engine.

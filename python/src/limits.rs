@@ -28,35 +28,12 @@ pub struct LLParserLimits {
 }
 
 impl LLParserLimits {
-    /// LLGuidance's compile-time limits, when set below their defaults, on a compiled
-    /// grammar: its size in symbols (the flat rule array) and the size of its lexemes (the
-    /// regexes' serialized length, our measure of the initial lexer's work); the error
-    /// message if one is exceeded, in LLGuidance's words.
-    pub(crate) fn check(&self, g: &grammars::CompiledGrammar) -> Option<String> {
-        if self.max_grammar_size < 500_000 {
-            let size = g.cfg.rule_array_len();
-            if size > self.max_grammar_size {
-                return Some(format!(
-                    "grammar size (number of symbols) too big (limit for this grammar: {})",
-                    self.max_grammar_size
-                ));
-            }
+    /// The limits this engine checks on a compiled grammar.
+    pub(crate) fn compile_limits(&self) -> llguidance::served::CompileLimits {
+        llguidance::served::CompileLimits {
+            max_grammar_size: self.max_grammar_size,
+            initial_lexer_fuel: self.initial_lexer_fuel,
         }
-        if self.initial_lexer_fuel < 1_000_000 {
-            let mut cost = 0u64;
-            for i in 0..g.spec.len() {
-                if let Some(l) = g.spec.get(lexer::LexemeIdx::new(i)) {
-                    cost += serde_json::to_string(&l.regex).map_or(0, |s| s.len() as u64);
-                }
-            }
-            if cost > self.initial_lexer_fuel {
-                return Some(format!(
-                    "initial lexer configuration (grammar) too big (limit for this grammar: {})",
-                    self.initial_lexer_fuel
-                ));
-            }
-        }
-        None
     }
 }
 

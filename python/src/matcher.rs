@@ -1,7 +1,8 @@
 //! `LLMatcher`: one sequence's state, with LLGuidance's error-state contract, and the static
 //! grammar helpers (`grammar_from_*`, `validate_grammar*`).
 
-use llguidance::{Matcher, ParserFactory, StopReason, TokenId, TokenSet};
+use llguidance::served::CompileLimits;
+use llguidance::{ParserFactory, ServedMatcher, TokenSet};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
@@ -45,303 +46,39 @@ impl Row {
     }
 }
 
-/// A matcher: the engine's `Matcher` plus LLGuidance's stop and error conventions.
+/// A matcher: [`ServedMatcher`] (LLGuidance's contract, in the engine crate) for Python.
 #[pyclass(module = "llg_rs._lib")]
 pub struct LLMatcher {
-    pub(crate) factory: ParserFactory,
-    inner: Option<Matcher>,
-    /// An error of this layer (grammar error, bad rollback, token after a stop).
-    error: Option<String>,
-    /// The grammar can take nothing but EOS here (LLGuidance's `NoExtension`).
-    no_ext: bool,
-    warnings: Vec<String>,
-    log_level: i32,
-    /// The grammar's `max_tokens`: one more token is an error (LLGuidance's rule).
-    max_tokens: Option<usize>,
-    /// Nanoseconds the last mask fill took inside the engine (for the overhead benchmark).
-    last_fill_ns: u64,
-}
-
-fn token_text(v: &toktrie::Vocabulary, t: u32) -> String {
-    let id = TokenId(t);
-    if v.is_special(id) {
-        return format!("\"\u{FFFD}[{t}]\"");
-    }
-    let s = String::from_utf8_lossy(v.token_bytes(id)).into_owned();
-    serde_json::to_string(&s).unwrap_or_else(|_| format!("{s:?}"))
+    pub(crate) s: ServedMatcher,
 }
 
 impl LLMatcher {
     pub(crate) fn words(&self) -> usize {
-        self.factory.tokenizer().vocab().len().div_ceil(32)
-    }
-
-    fn vocab(&self) -> &toktrie::Vocabulary {
-        self.factory.tokenizer().vocab()
+        self.s.words()
     }
 
     pub(crate) fn error_message(&self) -> Option<String> {
-        if let Some(e) = &self.error {
-            return Some(e.clone());
-        }
-        self.inner.as_ref().and_then(|m| m.error()).map(|e| e.message().to_string())
+        self.s.error_message()
     }
 
-    /// Enters the error state with `msg` (the first error stays), with LLGuidance's warning
-    /// on stderr at log level 1 and up.
-    fn set_error(&mut self, msg: String) {
-        if self.error.is_none() {
-            if self.log_level >= 1 {
-                eprintln!("Warning: {msg}; stopping");
-            }
-            self.error = Some(msg);
-        }
-    }
-
-    fn eos_only(&self) -> TokenSet {
-        let mut s = TokenSet::new(self.vocab().len());
-        for &t in self.vocab().eos_tokens() {
-            s.insert(t);
-        }
-        s
-    }
-
-    /// After the state moved: is the matcher where only EOS can follow?
-    fn update_no_ext(&mut self) {
-        self.no_ext = false;
-        // After every consumed token: no 16 KB EOS set here (it cost ~0.3 µs a token).
-        let eos = self.factory.tokenizer().vocab().eos_tokens();
-        let Some(m) = self.inner.as_mut() else { return };
-        if m.error().is_some() || m.is_stopped() {
-            return;
-        }
-        if !m.is_accepting().unwrap_or(false) {
-            return;
-        }
-        // The matcher keeps this mask for the next compute_mask at the same position.
-        if let Ok(mask) = m.compute_mask() {
-            self.no_ext = mask.iter().all(|t| eos.contains(&t));
-        }
-    }
-
-    /// The mask now (EOS only in the error state or after a stop).
     pub(crate) fn mask(&mut self) -> TokenSet {
-        if self.error_message().is_some() {
-            return self.eos_only();
-        }
-        if self.no_ext {
-            return self.eos_only();
-        }
-        let r = self.inner.as_mut().expect("no error: a matcher").compute_mask();
-        match r {
-            Ok(m) => m,
-            Err(e) => {
-                let msg = e.message().to_string();
-                self.set_error(msg);
-                self.eos_only()
-            }
-        }
+        self.s.mask()
     }
 
     pub(crate) fn fill(&mut self, out: &mut [u32]) {
-        let t0 = std::time::Instant::now();
-        let direct = self.error_message().is_none() && !self.no_ext;
-        let r = match (direct, self.inner.as_mut()) {
-            (true, Some(m)) => m.compute_mask_into(out).map_err(|e| e.message().to_string()),
-            _ => Err(String::new()),
-        };
-        if let Err(msg) = r {
-            if !msg.is_empty() {
-                self.set_error(msg);
-            }
-            out.fill(0);
-            for t in self.eos_only().iter() {
-                out[t.as_usize() / 32] |= 1 << (t.as_usize() % 32);
-            }
-        }
-        self.last_fill_ns = t0.elapsed().as_nanos() as u64;
+        self.s.fill(out)
     }
 
-    /// Consumes one token (LLGuidance's rules); false puts the matcher in its error state.
     pub(crate) fn consume(&mut self, t: u32) -> bool {
-        self.consume_one(t, true)
-    }
-
-    /// Consumes one token; `check_end`: then find out whether only EOS can follow
-    /// (LLGuidance checks that after each `consume_token`, and once after a
-    /// `consume_tokens` list, so an EOS ending the list makes it `EndOfSentence`).
-    fn consume_one(&mut self, t: u32, check_end: bool) -> bool {
-        if self.error_message().is_some() {
-            return false;
-        }
-        let n = self.vocab().len();
-        if t as usize >= n {
-            self.set_error(format!("token id {t} out of range"));
-            return false;
-        }
-        let is_eos = self.vocab().eos_tokens().contains(&TokenId(t));
-        if self.no_ext && !is_eos {
-            self.set_error("parser stopped in consume_token; no error message".to_string());
-            return false;
-        }
-        let m = self.inner.as_mut().expect("no error: a matcher");
-        if self.max_tokens.is_some_and(|k| m.tokens().len() >= k) {
-            self.set_error("max_tokens_total reached".to_string());
-            return false;
-        }
-        if m.is_stopped() && !is_eos {
-            self.set_error("parser stopped in consume_token; no error message".to_string());
-            return false;
-        }
-        match m.consume_token(TokenId(t)) {
-            Ok(()) => {
-                if !is_eos && check_end {
-                    self.update_no_ext();
-                }
-                true
-            }
-            Err(e) => {
-                let msg = if matches!(e.kind(), llguidance::ErrorKind::Rejected) {
-                    let detail = e.message().split(" rejected: ").nth(1).unwrap_or("").to_string();
-                    let mut s = format!(
-                        "Parser Error: token {} doesn't satisfy the grammar",
-                        token_text(self.vocab(), t)
-                    );
-                    if !detail.is_empty() {
-                        s.push_str("; ");
-                        s.push_str(&detail);
-                    }
-                    s
-                } else {
-                    e.message().to_string()
-                };
-                // The inner matcher keeps its own (sticky) error; this one is reported.
-                self.set_error(msg);
-                false
-            }
-        }
-    }
-
-    /// How many of `tokens` are allowed in turn, state unchanged afterwards.
-    fn count_valid(&mut self, tokens: &[u32], commit: bool) -> usize {
-        let mut n = 0;
-        let mut eos_seen = false;
-        // A matcher already stopped validates nothing, not even EOS (as LLGuidance).
-        if !commit && (self.no_ext || self.inner.as_ref().is_some_and(|m| m.is_stopped())) {
-            return 0;
-        }
-        let start = self.inner.as_ref().map_or(0, |m| m.tokens().len());
-        let no_ext0 = self.no_ext;
-        for &t in tokens {
-            if self.error_message().is_some() {
-                break;
-            }
-            if t as usize >= self.vocab().len() {
-                if commit {
-                    self.set_error(format!("token id {t} out of range"));
-                } else if self.log_level >= 1 {
-                    eprintln!("Warning: token id {t} out of range; stopping");
-                }
-                break;
-            }
-            let is_eos = self.vocab().eos_tokens().contains(&TokenId(t));
-            let m = self.inner.as_mut().expect("no error: a matcher");
-            if self.max_tokens.is_some_and(|k| m.tokens().len() >= k) {
-                if commit {
-                    self.set_error("max_tokens_total reached".to_string());
-                }
-                break;
-            }
-            // After a stop: try_consume takes nothing more; validate counts one EOS (as
-            // LLGuidance does).
-            let stopped = self.no_ext || m.is_stopped();
-            if (stopped && (commit || !is_eos)) || (is_eos && eos_seen) {
-                break;
-            }
-            match m.try_consume_tokens(&[TokenId(t)]) {
-                Ok(1) => {
-                    n += 1;
-                    if is_eos {
-                        eos_seen = true;
-                    } else {
-                        self.update_no_ext();
-                    }
-                }
-                Ok(_) => break,
-                Err(e) => {
-                    self.set_error(e.message().to_string());
-                    break;
-                }
-            }
-        }
-        if !commit {
-            self.restore(start, no_ext0);
-        }
-        n
-    }
-
-    /// Back to the state after `start` tokens, with its `no_ext` flag (after tokens taken
-    /// only to look ahead), unless an error happened meanwhile.
-    fn restore(&mut self, start: usize, no_ext: bool) {
-        let clean = self.error.is_none();
-        if let Some(m) = self.inner.as_mut() {
-            if clean && m.error().is_none() {
-                let k = m.tokens().len() - start;
-                if let Err(e) = m.rollback(k) {
-                    self.set_error(e.message().to_string());
-                }
-            }
-        }
-        self.no_ext = no_ext;
-    }
-
-    fn rollback_inner(&mut self, n: usize) -> bool {
-        if self.error_message().is_some() {
-            return false;
-        }
-        let m = self.inner.as_mut().expect("no error: a matcher");
-        let have = m.tokens().len();
-        if n > have {
-            self.set_error(format!("rollback: {n} > {have}"));
-            return false;
-        }
-        if let Err(e) = m.rollback(n) {
-            self.set_error(e.message().to_string());
-            return false;
-        }
-        // As LLGuidance: a rollback leaves the matcher not stopped; whether only EOS can
-        // follow is found out again at the next token.
-        self.no_ext = false;
-        true
+        self.s.consume_token(t)
     }
 
     /// Masks for the current position and along a draft, into rows `idx`, `idx + 1`, ...
     /// below `batch` (LLGuidance's draft-token layout); the state is unchanged afterwards.
     pub(crate) fn fill_draft(&mut self, rows: &[crate::matcher::Row], draft: &[u32]) {
-        let Some((first, rest)) = rows.split_first() else { return };
         // SAFETY: rows come from the caller's checked buffer, one writer per row.
-        self.fill(unsafe { first.slice() });
-        if self.error_message().is_some() {
-            return;
-        }
-        let start = self.inner.as_ref().map_or(0, |m| m.tokens().len());
-        let no_ext0 = self.no_ext;
-        for (i, &t) in draft.iter().enumerate() {
-            let Some(row) = rest.get(i) else { break };
-            if t as usize >= self.vocab().len() {
-                self.set_error(format!("token id {t} out of range"));
-                break;
-            }
-            if self.vocab().eos_tokens().contains(&TokenId(t)) {
-                break;
-            }
-            if self.count_valid(&[t], true) != 1 {
-                break;
-            }
-            // SAFETY: as above.
-            self.fill(unsafe { row.slice() });
-        }
-        self.restore(start, no_ext0);
+        let mut slices: Vec<&mut [u32]> = rows.iter().map(|r| unsafe { r.slice() }).collect();
+        self.s.fill_draft(&mut slices, draft);
     }
 }
 
@@ -403,36 +140,17 @@ pub(crate) fn schema_grammar(
     Ok(g.to_string())
 }
 
-/// Compiles a grammar string for a tokenizer, GIL released: (matcher or error, its
-/// `max_tokens`, warnings). The limits LLGuidance checks at compile time are applied to the
-/// compiled grammar with its messages.
+/// Compiles a grammar string for a tokenizer, GIL released.
 fn build(
     py: Python<'_>,
     factory: &ParserFactory,
     grammar: &str,
     limits: Option<&LLParserLimits>,
-) -> (Result<Matcher, String>, Option<usize>, Vec<String>) {
+) -> llguidance::served::Built {
     let f = factory.clone();
     let g = grammar.to_string();
-    let limits = limits.cloned();
-    py.detach(move || match f.compile_llguidance(&g) {
-        Ok((compiled, max_tokens, warnings)) => {
-            if let Some(e) = limits.as_ref().and_then(|l| l.check(&compiled)) {
-                return (Err(e), None, Vec::new());
-            }
-            (f.matcher_for(compiled).map_err(|e| e.message().to_string()), max_tokens, warnings)
-        }
-        Err(e) => (Err(e.message().to_string()), None, Vec::new()),
-    })
-}
-
-fn stop_name(s: StopReason) -> &'static str {
-    match s {
-        StopReason::NotStopped => "NotStopped",
-        StopReason::EndOfSequence => "EndOfSentence",
-        StopReason::MaxTokens => "MaxTokensTotal",
-        StopReason::Error => "InternalError",
-    }
+    let limits = limits.map_or_else(CompileLimits::default, |l| l.compile_limits());
+    py.detach(move || llguidance::served::build(&f, &g, &limits))
 }
 
 #[pymethods]
@@ -455,31 +173,11 @@ impl LLMatcher {
                 grammar.get_type().name().map_or_else(|_| "?".to_string(), |n| n.to_string())
             )),
         };
-        let (r, max_tokens, warnings) = match &grammar {
+        let built = match &grammar {
             Ok(g) => build(py, &factory, g, limits),
             Err(e) => (Err(e.clone()), None, Vec::new()),
         };
-        let mut m = LLMatcher {
-            factory,
-            inner: None,
-            error: None,
-            no_ext: false,
-            warnings,
-            log_level,
-            max_tokens: None,
-            last_fill_ns: 0,
-        };
-        match r {
-            Ok(inner) => {
-                // LLGuidance's max_tokens is enforced here (one more token is an error), not
-                // by the inner matcher's stop.
-                m.max_tokens = max_tokens;
-                m.inner = Some(inner);
-                m.update_no_ext();
-            }
-            Err(e) => m.error = Some(e),
-        }
-        m
+        LLMatcher { s: ServedMatcher::new(factory, built, log_level) }
     }
 
     /// Validates a grammar: `""` when it compiles, else the error.
@@ -560,25 +258,28 @@ impl LLMatcher {
     /// The grammar for a regex (not checked).
     #[staticmethod]
     fn grammar_from_regex(regex: &str) -> String {
-        let lark = format!("start: /{}/", crate::regex_to_lark(regex, ""));
-        serde_json::json!({
-            "grammars": [{"name": "regex", "json_schema": null, "lark_grammar": lark}],
-            "max_tokens": null,
-        })
-        .to_string()
+        grammars::top_level::regex_grammar(regex)
     }
 
     /// Nanoseconds the last mask fill took inside the engine, without the Python call
     /// (an llg_rs addition, for measuring the binding's overhead).
     #[getter]
     fn last_mask_ns(&self) -> u64 {
-        self.last_fill_ns
+        self.s.last_fill_ns()
     }
 
     /// The width of this matcher's masks in tokens (an llg_rs addition).
     #[getter]
     fn vocab_size(&self) -> usize {
-        self.vocab().len()
+        self.s.vocab_size()
+    }
+
+    /// Served masks (the default, as LLGuidance: where the grammar forces bytes, only the
+    /// first forced token) or pure masks (every grammar-consistent token): an llg_rs
+    /// addition.
+    #[setter]
+    fn set_pure_masks(&mut self, pure: bool) {
+        self.s.set_forced_masks(!pure);
     }
 
     fn is_error(&self) -> bool {
@@ -590,20 +291,11 @@ impl LLMatcher {
     }
 
     fn get_grammar_warnings(&self) -> Vec<String> {
-        self.warnings.clone()
+        self.s.warnings().to_vec()
     }
 
     fn deep_copy(&self) -> LLMatcher {
-        LLMatcher {
-            factory: self.factory.clone(),
-            inner: self.inner.as_ref().map(|m| m.deep_clone()),
-            error: self.error.clone(),
-            no_ext: self.no_ext,
-            warnings: self.warnings.clone(),
-            log_level: self.log_level,
-            max_tokens: self.max_tokens,
-            last_fill_ns: 0,
-        }
+        LLMatcher { s: self.s.deep_clone() }
     }
 
     fn __copy__(&self) -> LLMatcher {
@@ -615,110 +307,48 @@ impl LLMatcher {
     }
 
     fn is_accepting(&mut self, py: Python<'_>) -> bool {
-        if self.error_message().is_some() {
-            return false;
-        }
-        let m = self.inner.as_mut().expect("no error: a matcher");
-        py.detach(|| m.is_accepting().unwrap_or(false))
+        py.detach(|| self.s.is_accepting())
     }
 
     fn is_stopped(&self) -> bool {
-        self.error_message().is_some()
-            || self.no_ext
-            || self.inner.as_ref().is_some_and(|m| m.is_stopped())
+        self.s.is_stopped()
     }
 
     fn stop_reason(&self) -> &'static str {
-        if self.error_message().is_some() {
-            return "InternalError";
-        }
-        let inner = self.inner.as_ref().map_or(StopReason::Error, |m| m.stop_reason());
-        if inner == StopReason::MaxTokens {
-            return "MaxTokensTotal";
-        }
-        if self.no_ext {
-            return "NoExtension";
-        }
-        stop_name(inner)
+        self.s.stop_reason()
     }
 
     fn rollback(&mut self, py: Python<'_>, num_tokens: usize) -> bool {
-        py.detach(|| self.rollback_inner(num_tokens))
+        py.detach(|| self.s.rollback(num_tokens))
     }
 
     fn reset(&mut self, py: Python<'_>) -> bool {
-        if self.error_message().is_some() {
-            return false;
-        }
-        let n = self.inner.as_ref().map_or(0, |m| m.tokens().len());
-        py.detach(|| self.rollback_inner(n))
+        py.detach(|| self.s.reset())
     }
 
     fn compute_ff_tokens(&mut self, py: Python<'_>) -> Vec<u32> {
-        if self.error_message().is_some() || self.no_ext {
-            return Vec::new();
-        }
-        let m = self.inner.as_mut().expect("no error: a matcher");
-        let r = py.detach(|| m.compute_ff_tokens());
-        match r {
-            Ok(v) => v.into_iter().map(|t| t.0).collect(),
-            Err(e) => {
-                self.set_error(e.message().to_string());
-                Vec::new()
-            }
-        }
+        py.detach(|| self.s.compute_ff_tokens())
     }
 
     fn compute_ff_bytes<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        if self.error_message().is_some() || self.no_ext {
-            return PyBytes::new(py, b"");
-        }
-        let m = self.inner.as_mut().expect("no error: a matcher");
-        let r = py.detach(|| m.compute_ff_bytes());
-        match r {
-            Ok(v) => PyBytes::new(py, &v),
-            Err(e) => {
-                self.set_error(e.message().to_string());
-                PyBytes::new(py, b"")
-            }
-        }
+        let v = py.detach(|| self.s.compute_ff_bytes());
+        PyBytes::new(py, &v)
     }
 
     fn try_consume_tokens(&mut self, py: Python<'_>, tokens: Vec<u32>) -> usize {
-        py.detach(|| self.count_valid(&tokens, true))
+        py.detach(|| self.s.try_consume_tokens(&tokens))
     }
 
     fn consume_token(&mut self, py: Python<'_>, sampled_token: u32) -> bool {
-        py.detach(|| self.consume(sampled_token))
+        py.detach(|| self.s.consume_token(sampled_token))
     }
 
     fn consume_tokens(&mut self, py: Python<'_>, sampled_tokens: Vec<u32>) -> bool {
-        py.detach(|| {
-            if self.error_message().is_some() {
-                return false;
-            }
-            if !sampled_tokens.iter().all(|&t| self.consume_one(t, false)) {
-                return false;
-            }
-            let eos = self.vocab().eos_tokens();
-            if sampled_tokens.iter().any(|t| !eos.contains(&TokenId(*t))) {
-                self.update_no_ext();
-            }
-            true
-        })
+        py.detach(|| self.s.consume_tokens(&sampled_tokens))
     }
 
     fn validate_tokens(&mut self, py: Python<'_>, tokens: Vec<u32>) -> usize {
-        // As LLGuidance: an id out of range anywhere in the list is an error, and nothing
-        // of the list is valid.
-        let n = self.vocab().len();
-        if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= n) {
-            if self.error_message().is_none() {
-                self.set_error(format!("token id {bad} out of range"));
-            }
-            return 0;
-        }
-        py.detach(|| self.count_valid(&tokens, false))
+        py.detach(|| self.s.validate_tokens(&tokens))
     }
 
     fn compute_bitmask<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
@@ -729,7 +359,7 @@ impl LLMatcher {
     }
 
     fn compute_logit_bias<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        let n = self.vocab().len();
+        let n = self.s.vocab_size();
         let mask = py.detach(|| self.mask());
         let mut out = vec![0u8; n];
         for t in mask.iter() {
@@ -751,12 +381,8 @@ impl LLMatcher {
         // alignment and null above; LLGuidance's contract for this "unsafe" call).
         let out = unsafe { row.slice() };
         // A mask answered from the last one is a copy: not worth releasing the GIL for.
-        if self.error.is_none() && !self.no_ext {
-            let t0 = std::time::Instant::now();
-            if self.inner.as_mut().is_some_and(|m| m.cached_mask_into(out)) {
-                self.last_fill_ns = t0.elapsed().as_nanos() as u64;
-                return Ok(());
-            }
+        if self.s.fill_cached(out) {
+            return Ok(());
         }
         py.detach(|| self.fill(out));
         Ok(())
@@ -786,14 +412,17 @@ impl LLMatcher {
 
     /// The last capture named `name`, if any.
     fn get_capture<'py>(&self, py: Python<'py>, name: &str) -> Option<Bound<'py, PyBytes>> {
-        let m = self.inner.as_ref()?;
-        m.captures().into_iter().rev().find(|(n, _)| n == name).map(|(_, b)| PyBytes::new(py, &b))
+        self.s
+            .captures()
+            .into_iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, b)| PyBytes::new(py, &b))
     }
 
     /// All captures in order, as (name, bytes).
     fn get_captures<'py>(&self, py: Python<'py>) -> Vec<(String, Bound<'py, PyBytes>)> {
-        let Some(m) = self.inner.as_ref() else { return Vec::new() };
-        m.captures().into_iter().map(|(n, b)| (n, PyBytes::new(py, &b))).collect()
+        self.s.captures().into_iter().map(|(n, b)| (n, PyBytes::new(py, &b))).collect()
     }
 }
 

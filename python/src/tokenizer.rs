@@ -5,16 +5,12 @@ use llguidance::{ParserFactory, TokenId, Tokenizer};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
-use slicer::SliceSpec;
+use slicer::{SliceSpec, WS_SLICE};
 use toktrie::{VocabBuilder, Vocabulary};
 
 /// LLGuidance's `byte` tokenizer: the 256 bytes, then six special tokens, EOS the last.
 const BYTE_SPECIALS: [&str; 6] =
     ["<|tool|>", "<|/tool|>", "<|user|>", "<|system|>", "<|assistant|>", "<|end|>"];
-
-/// Names of LLGuidance's whitespace slice (ours has no such slice: it is accepted and
-/// left out, as it changes no mask).
-const WS_SLICE: &str = r"[\x20\x0A\x0D\x09]+";
 
 fn byte_vocab() -> Vocabulary {
     let mut b = VocabBuilder::new();
@@ -33,42 +29,9 @@ pub(crate) fn val_err(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-/// A slice given as LLGuidance writes it (`CLASS{m,n}`, `CLASS{m,}`, `CLASS+`, `CLASS*`,
-/// `CLASS`) as our slice spec; `None` for the whitespace slice.
+/// A slice given as LLGuidance writes it; `None` for the whitespace slice.
 fn parse_slice(s: &str) -> PyResult<Option<SliceSpec>> {
-    if s == WS_SLICE {
-        return Ok(None);
-    }
-    let bad = || {
-        val_err(format!(
-            "slice {s:?}: expected a character class with a repeat, like [a-z]+ or [^\"]{{1,10}}"
-        ))
-    };
-    let (class, min, max) = if let Some(c) = s.strip_suffix('+') {
-        (c, 1, None)
-    } else if let Some(c) = s.strip_suffix('*') {
-        (c, 1, None)
-    } else if s.ends_with('}') {
-        let open = s.rfind('{').ok_or_else(bad)?;
-        let inner = &s[open + 1..s.len() - 1];
-        let (a, b) = match inner.split_once(',') {
-            Some((a, b)) => (a, Some(b)),
-            None => (inner, None),
-        };
-        let min: u32 = a.trim().parse().map_err(|_| bad())?;
-        let max = match b {
-            None => Some(min),
-            Some(b) if b.trim().is_empty() => None,
-            Some(b) => Some(b.trim().parse().map_err(|_| bad())?),
-        };
-        (&s[..open], min.max(1), max)
-    } else {
-        (s, 1, Some(1))
-    };
-    if !(class.starts_with('[') && class.ends_with(']')) {
-        return Err(bad());
-    }
-    Ok(Some(SliceSpec { class: class.to_string(), min, max }))
+    SliceSpec::parse_llguidance(s).map_err(val_err)
 }
 
 fn slice_string(s: &SliceSpec) -> String {

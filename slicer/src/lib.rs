@@ -68,7 +68,49 @@ pub const FREE_TEXT_CLASS: &str = r"[^<\[{]";
 /// Word characters: the class of [`SliceSpec::general`]'s first slice.
 pub const WORD_CLASS: &str = "[A-Za-z0-9_]";
 
+/// LLGuidance's whitespace slice (ours has no such slice: it is accepted and left out, as
+/// it changes no mask).
+pub const WS_SLICE: &str = r"[\x20\x0A\x0D\x09]+";
+
 impl SliceSpec {
+    /// A slice given as LLGuidance writes it (`CLASS{m,n}`, `CLASS{m,}`, `CLASS+`, `CLASS*`,
+    /// `CLASS`) as our slice spec; `None` for the whitespace slice.
+    pub fn parse_llguidance(s: &str) -> Result<Option<SliceSpec>, String> {
+        if s == WS_SLICE {
+            return Ok(None);
+        }
+        let bad = || {
+            format!(
+            "slice {s:?}: expected a character class with a repeat, like [a-z]+ or [^\"]{{1,10}}"
+        )
+        };
+        let (class, min, max) = if let Some(c) = s.strip_suffix('+') {
+            (c, 1, None)
+        } else if let Some(c) = s.strip_suffix('*') {
+            (c, 1, None)
+        } else if s.ends_with('}') {
+            let open = s.rfind('{').ok_or_else(bad)?;
+            let inner = &s[open + 1..s.len() - 1];
+            let (a, b) = match inner.split_once(',') {
+                Some((a, b)) => (a, Some(b)),
+                None => (inner, None),
+            };
+            let min: u32 = a.trim().parse().map_err(|_| bad())?;
+            let max = match b {
+                None => Some(min),
+                Some(b) if b.trim().is_empty() => None,
+                Some(b) => Some(b.trim().parse().map_err(|_| bad())?),
+            };
+            (&s[..open], min.max(1), max)
+        } else {
+            (s, 1, Some(1))
+        };
+        if !(class.starts_with('[') && class.ends_with(']')) {
+            return Err(bad());
+        }
+        Ok(Some(SliceSpec { class: class.to_string(), min, max }))
+    }
+
     /// The default set for JSON: string-body runs of 1–10, 11–30 and 31+ characters (a
     /// token goes to the first slice it matches, so `{1,30}` holds the 11–30 ones).
     pub fn json_default() -> Vec<SliceSpec> {

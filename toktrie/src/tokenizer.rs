@@ -50,7 +50,16 @@ enum Backend {
     Hf(Box<tokenizers::Tokenizer>),
     #[cfg(feature = "tiktoken")]
     Tiktoken { bpe: Bpe, rank_offset: u32 },
+    /// The caller's tokenize function (a C callback, a server's tokenizer).
+    Callback { f: Arc<TokenizeFn>, any_bytes: bool },
 }
+
+/// A caller's canonical tokenization: the token ids for some bytes (no BOS or other added
+/// tokens). Its output is checked: ids out of range, or ids that do not spell the input,
+/// make the tokenizer fall back to greedy longest match for that call (never a wrong
+/// tokenization).
+pub type TokenizeFn =
+    dyn Fn(&[u8]) -> Result<Vec<u32>, String> + Send + Sync + std::panic::RefUnwindSafe;
 
 #[cfg(feature = "tiktoken")]
 enum Bpe {
@@ -179,6 +188,14 @@ impl Tokenizer {
         Tokenizer::new(vocab, backend)
     }
 
+    /// A tokenizer whose canonical tokenization is the caller's function `f` (a model
+    /// server's own tokenizer). `any_bytes`: `f` accepts any bytes; when false, it is given
+    /// only valid UTF-8 (LLGuidance's `tokenize_assumes_string`) and invalid UTF-8 in
+    /// between is tokenized by greedy longest match.
+    pub fn with_tokenize_fn(vocab: Vocabulary, f: Arc<TokenizeFn>, any_bytes: bool) -> Tokenizer {
+        Tokenizer::new(vocab, Backend::Callback { f, any_bytes })
+    }
+
     /// The same canonical tokenizer over a changed copy of the vocabulary: `f` may pad it
     /// ([`Vocabulary::pad_to`]) or set its EOS tokens ([`Vocabulary::set_eos_tokens`]); it
     /// must keep every id the tokenizer produces.
@@ -216,7 +233,8 @@ impl Tokenizer {
         !matches!(*self.inner.backend, Backend::Unavailable(_))
     }
 
-    /// Which canonical tokenizer is used: `"bytes"`, `"hf"`, `"tiktoken"`, or `"none"`.
+    /// Which canonical tokenizer is used: `"bytes"`, `"hf"`, `"tiktoken"`, `"callback"`
+    /// or `"none"`.
     pub fn canonical_kind(&self) -> &'static str {
         match &*self.inner.backend {
             Backend::Bytes => "bytes",
@@ -225,6 +243,7 @@ impl Tokenizer {
             Backend::Hf(_) => "hf",
             #[cfg(feature = "tiktoken")]
             Backend::Tiktoken { .. } => "tiktoken",
+            Backend::Callback { .. } => "callback",
         }
     }
 
@@ -284,6 +303,9 @@ impl Tokenizer {
         mut rest: &[u8],
         out: &mut Vec<TokenId>,
     ) -> Result<(), Error> {
+        if let Backend::Callback { f, any_bytes: true } = &*self.inner.backend {
+            return self.callback_into(f.as_ref(), rest, out);
+        }
         while !rest.is_empty() {
             match std::str::from_utf8(rest) {
                 Ok(s) => return self.tokenize_into(s, out),
@@ -375,7 +397,37 @@ impl Tokenizer {
                 out.extend(ranks.into_iter().map(|r| TokenId(r + rank_offset)));
                 Ok(())
             }
+            Backend::Callback { f, .. } => self.callback_into(f.as_ref(), text.as_bytes(), out),
         }
+    }
+
+    /// The caller's tokenization of `bytes`, checked; greedy longest match when it fails
+    /// or does not spell `bytes` with ids of this vocabulary.
+    fn callback_into(
+        &self,
+        f: &TokenizeFn,
+        bytes: &[u8],
+        out: &mut Vec<TokenId>,
+    ) -> Result<(), Error> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let v = &self.inner.vocab;
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(bytes)));
+        if let Ok(Ok(ids)) = r {
+            // A special token is never the tokenization of text (a callback that parses
+            // special-token names in text would otherwise turn `<|eot_id|>` into one).
+            let regular = |t: u32| (t as usize) < v.len() && !v.is_special(TokenId(t));
+            let ok = ids.iter().all(|&t| regular(t)) && {
+                let toks: Vec<TokenId> = ids.iter().map(|&t| TokenId(t)).collect();
+                v.decode(&toks) == bytes
+            };
+            if ok {
+                out.extend(ids.into_iter().map(TokenId));
+                return Ok(());
+            }
+        }
+        self.greedy_into(bytes, out)
     }
 
     fn greedy_into(&self, mut bytes: &[u8], out: &mut Vec<TokenId>) -> Result<(), Error> {

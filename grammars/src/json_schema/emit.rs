@@ -224,14 +224,16 @@ impl<'c, 'a> Emitter<'c, 'a> {
             };
         match &n.num.rx {
             Rx::Some(r) if plain_int => {
-                let int_plain = RegexSpec::Regex(numbers::INT_PLAIN.into());
+                // A constrained integer (other conjuncts beside INTEGER) never takes the
+                // spelling `-0`, as LLGuidance's; a bare integer does.
+                let no_neg0 = RegexSpec::Regex(numbers::INT_PLAIN_NO_NEG0.into());
                 num.push(match r {
                     RegexSpec::And(xs) => RegexSpec::And(
                         xs.iter()
-                            .map(|x| if *x == integer { int_plain.clone() } else { x.clone() })
+                            .map(|x| if *x == integer { no_neg0.clone() } else { x.clone() })
                             .collect(),
                     ),
-                    _ => int_plain,
+                    _ => RegexSpec::Regex(numbers::INT_PLAIN.into()),
                 });
             }
             Rx::Nothing => {}

@@ -23,6 +23,10 @@ pub(crate) fn without_zero_fraction(r: RegexSpec) -> RegexSpec {
 }
 /// Integers without a fraction.
 pub(crate) const INT_PLAIN: &str = r"-?(?:0|[1-9][0-9]*)";
+/// Integers without a fraction, `-0` excluded: the spelling of a constrained integer (with
+/// bounds, `multipleOf`, `enum` or `const`), as LLGuidance spells one (its range regexes
+/// and enum literals never produce `-0`; a bare `{"type": "integer"}` allows it).
+pub(crate) const INT_PLAIN_NO_NEG0: &str = r"(?:0|-?[1-9][0-9]*)";
 
 /// An exact decimal: sign, integer digits (no leading zeros, "0" for zero), fraction digits
 /// (no trailing zeros).
