@@ -162,52 +162,6 @@ fn duplicate_name(gs: &[crate::ir::Grammar]) -> Option<&str> {
     gs.iter().filter_map(|g| g.name.as_deref()).find(|n| !seen.insert(*n))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn entries_and_references() {
-        let t = parse(
-            r#"{"grammars": [{"name": "x", "lark_grammar": "start: \"a\" @y %json {\"type\": \"string\"}"},
-                {"name": "y", "json_schema": {"type": "integer"}}], "max_tokens": 7}"#,
-        )
-        .unwrap();
-        assert_eq!(t.max_tokens, Some(7));
-        assert_eq!(t.set.grammars[0].name.as_deref(), Some("x"));
-        assert_eq!(t.set.grammars[1].name.as_deref(), Some("y"));
-        // The %json block of the first entry comes after the entries.
-        assert_eq!(t.set.grammars.len(), 3);
-    }
-
-    #[test]
-    fn errors() {
-        for (src, want) in [
-            ("{bad", "not valid JSON"),
-            ("[]", "must be a JSON object"),
-            ("{}", "no \"grammars\""),
-            (r#"{"grammars": []}"#, "empty"),
-            (r#"{"grammars": [{}]}"#, "neither"),
-            (r#"{"grammars": [{"lark_grammar": "start: \"a\"", "json_schema": {}}]}"#, "both"),
-            (
-                r#"{"grammars": [{"name": "a", "lark_grammar": "start: \"a\""}, {"name": "a", "json_schema": {}}]}"#,
-                "two grammars",
-            ),
-            (r#"{"grammars": [{"json_schema": {}}], "max_tokens": -1}"#, "max_tokens"),
-        ] {
-            let e = parse(src).unwrap_err();
-            assert!(e.to_string().contains(want), "{src}: {e}");
-        }
-    }
-
-    #[test]
-    fn nulls_are_absent() {
-        let t = parse(r#"{"grammars":[{"name":"regex","json_schema":null,"lark_grammar":"start: /a+/"}],"max_tokens":null}"#).unwrap();
-        assert_eq!(t.max_tokens, None);
-        assert_eq!(t.set.grammars.len(), 1);
-    }
-}
-
 /// Makes `regex` usable inside `/.../` in Lark: escapes `/` and line breaks, and where
 /// `use_ascii` has `d`, `w` or `s`, replaces `\d` `\w` `\s` (and `\D` `\W` `\S`) with their
 /// ASCII classes, as LLGuidance does (also inside `[...]`, where the class nests).
@@ -255,4 +209,50 @@ pub fn regex_grammar(regex: &str) -> String {
         "max_tokens": null,
     })
     .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_and_references() {
+        let t = parse(
+            r#"{"grammars": [{"name": "x", "lark_grammar": "start: \"a\" @y %json {\"type\": \"string\"}"},
+                {"name": "y", "json_schema": {"type": "integer"}}], "max_tokens": 7}"#,
+        )
+        .unwrap();
+        assert_eq!(t.max_tokens, Some(7));
+        assert_eq!(t.set.grammars[0].name.as_deref(), Some("x"));
+        assert_eq!(t.set.grammars[1].name.as_deref(), Some("y"));
+        // The %json block of the first entry comes after the entries.
+        assert_eq!(t.set.grammars.len(), 3);
+    }
+
+    #[test]
+    fn errors() {
+        for (src, want) in [
+            ("{bad", "not valid JSON"),
+            ("[]", "must be a JSON object"),
+            ("{}", "no \"grammars\""),
+            (r#"{"grammars": []}"#, "empty"),
+            (r#"{"grammars": [{}]}"#, "neither"),
+            (r#"{"grammars": [{"lark_grammar": "start: \"a\"", "json_schema": {}}]}"#, "both"),
+            (
+                r#"{"grammars": [{"name": "a", "lark_grammar": "start: \"a\""}, {"name": "a", "json_schema": {}}]}"#,
+                "two grammars",
+            ),
+            (r#"{"grammars": [{"json_schema": {}}], "max_tokens": -1}"#, "max_tokens"),
+        ] {
+            let e = parse(src).unwrap_err();
+            assert!(e.to_string().contains(want), "{src}: {e}");
+        }
+    }
+
+    #[test]
+    fn nulls_are_absent() {
+        let t = parse(r#"{"grammars":[{"name":"regex","json_schema":null,"lark_grammar":"start: /a+/"}],"max_tokens":null}"#).unwrap();
+        assert_eq!(t.max_tokens, None);
+        assert_eq!(t.set.grammars.len(), 1);
+    }
 }
