@@ -49,7 +49,7 @@ mod classes;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 #[cfg(feature = "derivre")]
-mod derivre_lexer;
+mod derivative;
 mod error;
 mod ids;
 mod lexer;
@@ -63,7 +63,7 @@ mod tokenize;
 pub use automata::AutomataLexer;
 pub use classes::ByteClasses;
 #[cfg(feature = "derivre")]
-pub use derivre_lexer::DerivreLexer;
+pub use derivative::DerivreLexer;
 pub use error::{Error, ErrorKind};
 pub use ids::{LexemeIdx, LexemeSet, StateId};
 pub use lexer::{Checked, Containment, Lexer, StateFlags, Step};

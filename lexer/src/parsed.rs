@@ -211,7 +211,7 @@ fn hir_char_bounds(h: &Hir) -> Bounds {
 
 #[cfg(feature = "derivre")]
 fn to_ast(h: &Hir, nodes: &mut usize) -> Option<RegexAst> {
-    use crate::derivre_lexer::byte_set;
+    use crate::derivative::byte_set;
     *nodes += 1;
     let all = |v: &[Hir], nodes: &mut usize| -> Option<Vec<RegexAst>> {
         v.iter().map(|h| to_ast(h, nodes)).collect()

@@ -1,0 +1,571 @@
+//! Predicates and rewrites on derivre expressions, each under a node budget (an
+//! exhausted budget answers "don't know", never a guess): finiteness, "surely empty",
+//! "surely infinite", "surely a superset", star heads, repeat bounds, complement merges,
+//! tail peeling, the finite relaxation and the hull used by containment and liveness.
+//! Each is stated in regex algebra where it is defined; `witness_tests` checks them.
+
+use super::*;
+
+/// Expression nodes [`shortest_guess`] visits per step at most.
+pub(super) const WITNESS_NODES: u32 = 256;
+/// Fuel of the first relevance check of [`DerivreLexer::is_live`].
+pub(super) const QUICK_FUEL: u64 = 5_000;
+/// Expression nodes [`is_finite`] reads at most.
+pub(super) const FINITE_NODES: u32 = 4_096;
+/// Fuel of the relevance check of a [`hull`] (a small part of the step's: the full check
+/// after it may need the rest).
+pub(super) const HULL_FUEL: u64 = 200_000;
+/// Expression nodes [`hull`] rebuilds at most.
+pub(super) const HULL_NODES: u32 = 4_096;
+/// The longest witness tried (derivatives along it).
+pub(super) const WITNESS_MAX_LEN: usize = 64;
+
+/// derivre's expression kinds (`ExprSet::get_tag`, a `repr(u8)` enum it does not name in
+/// its public API; the values are derivre 0.3's, checked by the test
+/// `expression_tags_are_derivres`).
+pub(super) mod tag {
+    pub const EMPTY_STRING: u8 = 1;
+    pub const NO_MATCH: u8 = 2;
+    pub const BYTE: u8 = 3;
+    pub const BYTE_SET: u8 = 4;
+    pub const BYTE_CONCAT: u8 = 5;
+    pub const LOOKAHEAD: u8 = 7;
+    pub const NOT: u8 = 8;
+    pub const REPEAT: u8 = 9;
+    pub const CONCAT: u8 = 10;
+    pub const OR: u8 = 11;
+    pub const AND: u8 = 12;
+}
+
+/// The length and first byte of a short string `e` may match, read off its structure: the
+/// shortest of each alternative, the elements of a concatenation one after the other, one
+/// copy of a repeat that cannot be empty, an intersection's positive element (else its
+/// first element that gives one); nothing for a complement or a `multipleOf` remainder.
+/// Only a guess, which an intersection or a complement may reject (lengths of byte strings
+/// count their first byte): [`DerivreLexer::has_witness`] follows it with derivatives.
+/// `None` past `budget` nodes.
+///
+/// `words` (for intersections with complements of infinite languages, a `oneOf` of
+/// unanchored patterns): a byte string counts its bytes (else the guess zigzags between two
+/// words, each counted 2 long), and an intersection with a complement among its operands
+/// takes the guess of its operand with the longest shortest string (the word a branch must
+/// hold, not the nullable body beside it). Not used elsewhere: it made every 40th MaskBench
+/// file's first masks +0.9 % instructions (longer walks of the guesses).
+pub(super) fn shortest_guess(
+    exprs: &ExprSet,
+    e: ExprRef,
+    memo: &mut HashMap<ExprRef, Option<(u32, Option<u8>)>>,
+    budget: &mut u32,
+    words: bool,
+) -> Option<(u32, Option<u8>)> {
+    if let Some(&g) = memo.get(&e) {
+        return g;
+    }
+    if *budget == 0 {
+        return None;
+    }
+    *budget -= 1;
+    let first_byte = || {
+        let x = exprs.get(e);
+        (0..=255u8).find(|&b| x.matches_byte(b))
+    };
+    let args = exprs.get_args(e).to_vec();
+    let g = match exprs.get_tag(e) as u8 {
+        tag::EMPTY_STRING => Some((0, None)),
+        tag::BYTE | tag::BYTE_SET => first_byte().map(|b| (1, Some(b))),
+        tag::BYTE_CONCAT => {
+            let tail = shortest_guess(exprs, args[0], memo, budget, words)?;
+            let len = if words {
+                // The string's bytes are the iterator's first elements, all of one kind
+                // (derivre does not name the element type; its discriminant tells them
+                // apart from the tail's).
+                let mut it = exprs.iter_concat_bytes(e);
+                it.next().map_or(1, |first| {
+                    let kind = std::mem::discriminant(&first);
+                    1 + it.take_while(|x| std::mem::discriminant(x) == kind).count() as u32
+                })
+            } else {
+                2
+            };
+            first_byte().map(|b| (len + tail.0, Some(b)))
+        }
+        tag::LOOKAHEAD => shortest_guess(exprs, args[0], memo, budget, words),
+        tag::REPEAT if exprs.is_nullable(e) => Some((0, None)),
+        tag::REPEAT => shortest_guess(exprs, args[0], memo, budget, words),
+        tag::CONCAT => {
+            let a = shortest_guess(exprs, args[0], memo, budget, words)?;
+            let b = shortest_guess(exprs, args[1], memo, budget, words)?;
+            Some((a.0 + b.0, a.1.or(b.1)))
+        }
+        tag::OR => args
+            .iter()
+            .filter_map(|&a| shortest_guess(exprs, a, memo, budget, words))
+            .min_by_key(|g| g.0),
+        tag::AND if words && args.iter().any(|&a| exprs.get_tag(a) as u8 == tag::NOT) => {
+            let mut best: Option<(u32, Option<u8>)> = None;
+            for &a in args.iter().filter(|&&a| exprs.get_tag(a) as u8 != tag::NOT) {
+                let g = shortest_guess(exprs, a, memo, budget, words)?;
+                if best.is_none_or(|b| g.0 > b.0) {
+                    best = Some(g);
+                }
+            }
+            best
+        }
+        tag::AND => {
+            let mut args = args;
+            args.sort_by_key(|&a| !exprs.is_positive(a));
+            args.into_iter().find_map(|a| shortest_guess(exprs, a, memo, budget, words))
+        }
+        tag::NO_MATCH | tag::NOT => None,
+        // The `multipleOf` remainder.
+        _ => None,
+    };
+    memo.insert(e, g);
+    g
+}
+
+/// Whether `e` matches finitely many strings, read off its structure: bytes, byte strings,
+/// concatenations and unions of such, an intersection with such an operand (a repeat or a
+/// complement: not known, `false`); `false` past `budget` nodes. `memo` keeps the answers
+/// found within the budget.
+pub(super) fn is_finite(
+    x: &ExprSet,
+    e: ExprRef,
+    budget: &mut u32,
+    memo: &mut HashMap<ExprRef, bool>,
+) -> bool {
+    budgeted(e, budget, memo, |budget, memo| match x.get_tag(e) as u8 {
+        tag::EMPTY_STRING | tag::NO_MATCH | tag::BYTE | tag::BYTE_SET => true,
+        tag::BYTE_CONCAT | tag::CONCAT | tag::OR => {
+            x.get_args(e).iter().all(|&a| is_finite(x, a, budget, memo))
+        }
+        // A subset of each operand: finite where one of them is.
+        tag::AND => x.get_args(e).iter().any(|&a| is_finite(x, a, budget, memo)),
+        _ => false,
+    })
+}
+
+/// A structural predicate of `e` through `memo`: `false` (unknown) once `budget` nodes are
+/// spent; an answer found with budget left is exact and kept (the same next time).
+pub(super) fn budgeted(
+    e: ExprRef,
+    budget: &mut u32,
+    memo: &mut HashMap<ExprRef, bool>,
+    f: impl FnOnce(&mut u32, &mut HashMap<ExprRef, bool>) -> bool,
+) -> bool {
+    if let Some(&r) = memo.get(&e) {
+        return r;
+    }
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    let r = f(budget, memo);
+    if *budget > 0 {
+        memo.insert(e, r);
+    }
+    r
+}
+
+/// Whether `e` holds the complement of an infinite language, read off its structure (under
+/// intersections, unions and the head of concatenations); `false` past `budget` nodes.
+/// `memo` keeps the answers found within the budget; `finite` is [`is_finite`]'s memo.
+pub(super) fn infinite_complement(
+    x: &ExprSet,
+    e: ExprRef,
+    budget: &mut u32,
+    memo: &mut HashMap<ExprRef, bool>,
+    finite: &mut HashMap<ExprRef, bool>,
+) -> bool {
+    budgeted(e, budget, memo, |budget, memo| {
+        let args = x.get_args(e);
+        match x.get_tag(e) as u8 {
+            tag::NOT => !finite_exclusion(x, e, budget, finite),
+            tag::AND | tag::OR => {
+                args.iter().any(|&a| infinite_complement(x, a, budget, memo, finite))
+            }
+            tag::CONCAT | tag::BYTE_CONCAT => infinite_complement(x, args[0], budget, memo, finite),
+            _ => false,
+        }
+    })
+}
+
+/// Whether `a` is the complement of a finite language (`~("k1"|…)`), which removes finitely
+/// many strings from an intersection.
+pub(super) fn finite_exclusion(
+    x: &ExprSet,
+    a: ExprRef,
+    budget: &mut u32,
+    memo: &mut HashMap<ExprRef, bool>,
+) -> bool {
+    x.get_tag(a) as u8 == tag::NOT && is_finite(x, x.get_args(a)[0], budget, memo)
+}
+
+/// Whether `e` matches infinitely many strings (so some), read off its structure: an
+/// unbounded repeat of a body with a non-empty string; an intersection of one such operand
+/// with complements of finite languages (they remove finitely many strings); a
+/// concatenation of such an expression with one that matches some string (derivre's
+/// "positive" flag: an expression known to match some string); a union with such an
+/// operand; a byte string before one. `false` says nothing.
+pub(super) fn surely_infinite(
+    x: &ExprSet,
+    e: ExprRef,
+    budget: &mut u32,
+    memo: &mut HashMap<ExprRef, bool>,
+) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    let args = x.get_args(e);
+    match x.get_tag(e) as u8 {
+        tag::AND => {
+            let mut rest = None;
+            for &a in args {
+                if finite_exclusion(x, a, budget, memo) {
+                    continue;
+                }
+                if rest.replace(a).is_some() {
+                    return false;
+                }
+            }
+            rest.is_some_and(|a| surely_infinite(x, a, budget, memo))
+        }
+        tag::BYTE_CONCAT => surely_infinite(x, args[0], budget, memo),
+        tag::REPEAT => {
+            let body = args[0];
+            let nonempty_string = x.is_positive(body) && !x.is_nullable(body);
+            (nonempty_string && repeat_bounds(x, e).is_some_and(|(_, max)| max == u32::MAX))
+                || surely_infinite(x, body, budget, memo)
+        }
+        tag::CONCAT => {
+            let [a, b] = [args[0], args[1]];
+            (x.is_positive(b) && surely_infinite(x, a, budget, memo))
+                || (x.is_positive(a) && surely_infinite(x, b, budget, memo))
+        }
+        tag::OR => args.iter().any(|&a| surely_infinite(x, a, budget, memo)),
+        _ => false,
+    }
+}
+
+/// Whether `e` matches nothing, read off its structure: `NO_MATCH`; an intersection with an
+/// operand that matches nothing or with the complement of a superset of another operand
+/// ([`surely_superset`]); a union of such; a concatenation with such an element. `false`
+/// says nothing (also past `budget` nodes).
+pub(super) fn surely_empty(x: &ExprSet, e: ExprRef, budget: &mut u32) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    let args = x.get_args(e);
+    match x.get_tag(e) as u8 {
+        tag::NO_MATCH => true,
+        tag::AND => {
+            args.iter().any(|&a| surely_empty(x, a, budget))
+                || args.iter().any(|&n| {
+                    x.get_tag(n) as u8 == tag::NOT && {
+                        let b = x.get_args(n)[0];
+                        args.iter().any(|&a| a != n && surely_superset(x, b, a, budget))
+                    }
+                })
+        }
+        tag::OR => args.iter().all(|&a| surely_empty(x, a, budget)),
+        tag::CONCAT => args.iter().any(|&a| surely_empty(x, a, budget)),
+        tag::BYTE_CONCAT => surely_empty(x, args[0], budget),
+        _ => false,
+    }
+}
+
+/// Whether `b` matches every string `a` matches, read off its structure: `b` is `a`, a union
+/// with such an alternative, or a concatenation of such an element with a nullable one
+/// (`a · (ε | …)` holds `a · ε`). `false` says nothing (also past `budget` nodes).
+pub(super) fn surely_superset(x: &ExprSet, b: ExprRef, a: ExprRef, budget: &mut u32) -> bool {
+    if b == a {
+        return true;
+    }
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    let args = x.get_args(b);
+    match x.get_tag(b) as u8 {
+        tag::OR => args.iter().any(|&c| surely_superset(x, c, a, budget)),
+        tag::CONCAT => {
+            let [p, q] = [args[0], args[1]];
+            (x.is_nullable(q) && surely_superset(x, p, a, budget))
+                || (x.is_nullable(p) && surely_superset(x, q, a, budget))
+        }
+        _ => false,
+    }
+}
+
+/// Whether `e` matches a non-empty string, read off its structure (`None`: not known).
+/// Only nodes derivre knows to match some string ("positive") are read: a concatenation's
+/// elements then both match some string.
+pub(super) fn matches_nonempty(x: &ExprSet, e: ExprRef) -> Option<bool> {
+    if !x.is_positive(e) {
+        return None;
+    }
+    match x.get_tag(e) as u8 {
+        tag::EMPTY_STRING => Some(false),
+        tag::BYTE | tag::BYTE_SET | tag::BYTE_CONCAT => Some(true),
+        tag::REPEAT => matches_nonempty(x, x.get_args(e)[0]),
+        tag::CONCAT | tag::OR => {
+            let mut all_known = true;
+            for &a in x.get_args(e) {
+                match matches_nonempty(x, a) {
+                    Some(true) => return Some(true),
+                    Some(false) => {}
+                    None => all_known = false,
+                }
+            }
+            all_known.then_some(false)
+        }
+        _ => None,
+    }
+}
+
+/// `B*` where `e` is `B* R` with `R` positive (so `R` matches some string: derivre's
+/// invariant for a positive expression other than `NO_MATCH`), or a union with such an
+/// alternative; then every string of `B*` is a prefix of a string of `e`.
+pub(super) fn star_head(x: &ExprSet, e: ExprRef) -> Option<ExprRef> {
+    star_head_parts(x, e).map(|(b, _)| b)
+}
+
+/// `(B*, R)` of [`star_head`].
+pub(super) fn star_head_parts(x: &ExprSet, e: ExprRef) -> Option<(ExprRef, ExprRef)> {
+    let head = |c: ExprRef| {
+        if x.get_tag(c) as u8 != tag::CONCAT {
+            return None;
+        }
+        let [a, r] = [x.get_args(c)[0], x.get_args(c)[1]];
+        let unbounded =
+            x.get_tag(a) as u8 == tag::REPEAT && repeat_bounds(x, a) == Some((0, u32::MAX));
+        (unbounded && x.is_positive(r) && r != ExprRef::NO_MATCH).then_some((a, r))
+    };
+    match x.get_tag(e) as u8 {
+        tag::OR => x.get_args(e).iter().find_map(|&c| head(c)),
+        _ => head(e),
+    }
+}
+
+/// The bounds of repeat `e` (`u32::MAX`: unbounded), which derivre's API does not show but
+/// its printer does: with no room for the body it prints `(…)` and then `*`, `+`, `?` or
+/// `{min, max}` (checked by the test `repeat_bounds_are_read_off_the_printer`).
+pub(super) fn repeat_bounds(x: &ExprSet, e: ExprRef) -> Option<(u32, u32)> {
+    let s = x.expr_to_string_max_len(e, 0);
+    match s.strip_prefix("(…)")? {
+        "*" => Some((0, u32::MAX)),
+        "+" => Some((1, u32::MAX)),
+        "?" => Some((0, 1)),
+        b => {
+            let (min, max) = b.strip_prefix('{')?.strip_suffix('}')?.split_once(", ")?;
+            Some((min.parse().ok()?, max.parse().ok()?))
+        }
+    }
+}
+
+/// Replaces each pair of members `A & P` and `A & ~P` (each behind the same tail `T`, as
+/// `(…) T`) by one member `A` (`A T`): their union, the same strings. The first member's
+/// lexeme stays (the state is only walked, for containment).
+pub(super) fn merge_complements(x: &mut ExprSet, members: &mut Vec<Member>) {
+    let mut i = 0;
+    while i < members.len() {
+        let hit = (i + 1..members.len())
+            .find_map(|j| complement_union(x, members[i].1, members[j].1).map(|u| (j, u)));
+        match hit {
+            Some((j, u)) => {
+                members[i].1 = u;
+                members.remove(j);
+            }
+            None => i += 1,
+        }
+    }
+}
+
+/// `e` without the operands of its intersection that hold another operand ([`surely_superset`]:
+/// `A & A (ε | …)` is `A`), behind a tail (`(…) T`, [`peel_tails`]); `None` when none is
+/// found.
+pub(super) fn drop_supersets(x: &mut ExprSet, e: ExprRef, budget: &mut u32) -> Option<ExprRef> {
+    let (head, tails) = peel_tails(x, e);
+    if x.get_tag(head) as u8 != tag::AND {
+        return None;
+    }
+    let args = x.get_args(head).to_vec();
+    let mut kept = args.clone();
+    for (i, &b) in args.iter().enumerate() {
+        let holds_another = args
+            .iter()
+            .enumerate()
+            .any(|(j, &a)| j != i && kept.contains(&a) && surely_superset(x, b, a, budget));
+        if holds_another {
+            kept.retain(|&k| k != b);
+        }
+    }
+    if kept.len() == args.len() {
+        return None;
+    }
+    let head = if kept.len() == 1 { kept[0] } else { x.mk_and(&mut kept) };
+    Some(put_tails(x, head, &tails))
+}
+
+/// `A` (behind the tail both share, [`peel_tails`]) when `{a, b}` is `{A & P, A & ~P}`,
+/// else `None`.
+pub(super) fn complement_union(x: &mut ExprSet, a: ExprRef, b: ExprRef) -> Option<ExprRef> {
+    let ((a, tails), (b, tails_b)) = (peel_tails(x, a), peel_tails(x, b));
+    if tails != tails_b || x.get_tag(a) as u8 != tag::AND || x.get_tag(b) as u8 != tag::AND {
+        return None;
+    }
+    let (sa, sb) = (x.get_args(a).to_vec(), x.get_args(b).to_vec());
+    let only_a: Vec<ExprRef> = sa.iter().copied().filter(|e| !sb.contains(e)).collect();
+    let only_b: Vec<ExprRef> = sb.iter().copied().filter(|e| !sa.contains(e)).collect();
+    let ([oa], [ob]) = (only_a.as_slice(), only_b.as_slice()) else { return None };
+    let negates = |n: ExprRef, p: ExprRef| {
+        x.get_tag(n) as u8 == tag::NOT && x.get_args(n).first() == Some(&p)
+    };
+    if !negates(*oa, *ob) && !negates(*ob, *oa) {
+        return None;
+    }
+    let mut common: Vec<ExprRef> = sa.into_iter().filter(|e| e != oa).collect();
+    let head = match common.len() {
+        0 => return None,
+        1 => common[0],
+        _ => x.mk_and(&mut common),
+    };
+    Some(put_tails(x, head, &tails))
+}
+
+/// `e` as its head and the tails after it (`((H T1) T2)`: `H`, `[T1, T2]`), through the
+/// heads of nested concatenations: the rules on a member's intersection see past the
+/// closing quote (or key suffix) after it.
+pub(super) fn peel_tails(x: &ExprSet, mut e: ExprRef) -> (ExprRef, Vec<ExprRef>) {
+    let mut tails = Vec::new();
+    while x.get_tag(e) as u8 == tag::CONCAT {
+        let args = x.get_args(e);
+        tails.push(args[1]);
+        e = args[0];
+    }
+    tails.reverse();
+    (e, tails)
+}
+
+/// [`peel_tails`] undone: `head` followed by `tails`, innermost first.
+pub(super) fn put_tails(x: &mut ExprSet, head: ExprRef, tails: &[ExprRef]) -> ExprRef {
+    tails.iter().fold(head, |h, &t| x.mk_concat(h, t))
+}
+
+/// A superset of `e` with finitely many more strings, complements of finite languages
+/// left out where that adds finitely many: an intersection's operand `~F` (adds at most
+/// F), inside an intersection's other operands and a union's operands, and inside one
+/// element of a concatenation whose other element is finite (a free JSON key whose body
+/// excludes pattern keys, `(~"p" & body*) "\""`, adds at most `"p\""`). `None`: nothing
+/// left out (or past `budget` nodes).
+pub(super) fn relax_finite(
+    x: &mut ExprSet,
+    e: ExprRef,
+    budget: &mut u32,
+    memo: &mut HashMap<ExprRef, bool>,
+) -> Option<ExprRef> {
+    if *budget == 0 {
+        return None;
+    }
+    *budget -= 1;
+    let args = x.get_args(e).to_vec();
+    match x.get_tag(e) as u8 {
+        tag::AND => {
+            let mut changed = false;
+            let mut kept = Vec::with_capacity(args.len());
+            for a in args {
+                if finite_exclusion(x, a, budget, memo) {
+                    changed = true;
+                } else if let Some(r) = relax_finite(x, a, budget, memo) {
+                    changed = true;
+                    kept.push(r);
+                } else {
+                    kept.push(a);
+                }
+            }
+            // Every operand a finite exclusion: nothing positive left to walk.
+            if !changed || kept.is_empty() {
+                return None;
+            }
+            Some(if kept.len() == 1 { kept[0] } else { x.mk_and(&mut kept) })
+        }
+        tag::OR => {
+            let mut changed = false;
+            let rs: Vec<ExprRef> = args
+                .iter()
+                .map(|&a| match relax_finite(x, a, budget, memo) {
+                    Some(r) => {
+                        changed = true;
+                        r
+                    }
+                    None => a,
+                })
+                .collect();
+            changed.then(|| mk_union(x, &rs))
+        }
+        tag::CONCAT => {
+            let (a, b) = (args[0], args[1]);
+            if is_finite(x, b, budget, memo) {
+                if let Some(r) = relax_finite(x, a, budget, memo) {
+                    return Some(x.mk_concat(r, b));
+                }
+            }
+            if is_finite(x, a, budget, memo) {
+                if let Some(r) = relax_finite(x, b, budget, memo) {
+                    return Some(x.mk_concat(a, r));
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// A superset of `e` with fewer intersections: below the outermost intersection on each
+/// path (`keep`: none met yet), an intersection is replaced by its first positive operand
+/// (else its first), which only adds strings; concatenations and unions are rebuilt; any
+/// other node (a repeat or byte string around an intersection, a complement, a lookahead, a
+/// remainder) is kept as it is: exact, so a superset too. `e` itself past `budget` nodes.
+pub(super) fn hull(
+    x: &mut ExprSet,
+    e: ExprRef,
+    keep: bool,
+    memo: &mut HashMap<(ExprRef, bool), ExprRef>,
+    budget: &mut u32,
+) -> ExprRef {
+    if x.get_args(e).is_empty() {
+        return e;
+    }
+    if let Some(&h) = memo.get(&(e, keep)) {
+        return h;
+    }
+    if *budget == 0 {
+        return e;
+    }
+    *budget -= 1;
+    let args = x.get_args(e).to_vec();
+    let h = match x.get_tag(e) as u8 {
+        tag::CONCAT => {
+            let a = hull(x, args[0], keep, memo, budget);
+            let b = hull(x, args[1], keep, memo, budget);
+            x.mk_concat(a, b)
+        }
+        tag::OR => {
+            let hs: Vec<ExprRef> = args.iter().map(|&a| hull(x, a, keep, memo, budget)).collect();
+            mk_union(x, &hs)
+        }
+        tag::AND if keep => {
+            let mut hs = args.iter().map(|&a| hull(x, a, false, memo, budget)).collect();
+            x.mk_and(&mut hs)
+        }
+        tag::AND => {
+            let first = args.iter().copied().find(|&a| x.is_positive(a)).unwrap_or(args[0]);
+            hull(x, first, false, memo, budget)
+        }
+        _ => e,
+    };
+    memo.insert((e, keep), h);
+    h
+}

@@ -1,0 +1,170 @@
+//! The lexer specification ([`RegexSpec`]) translated into derivre expressions: literals
+//! joined into one spelling, unions without two spellings of one string (derivre's prefix
+//! tree panics on those), byte sets, and the process-wide structural parse of regexes
+//! (`crate::parsed`) where it applies.
+
+use super::*;
+
+/// Translates one node of a containment query straight into an expression store (no
+/// builder); `None` for `json_quote` and for a regex that does not parse.
+pub(super) fn translate_raw(
+    x: &mut ExprSet,
+    node: &RegexSpec,
+    mut args: Vec<ExprRef>,
+) -> Option<ExprRef> {
+    Some(match node {
+        RegexSpec::Literal(s) => x.mk_literal(s),
+        RegexSpec::Bytes(s) => x.mk_byte_literal(s),
+        RegexSpec::ByteSet(ranges) => match byte_set(ranges) {
+            RegexAst::Byte(b) => x.mk_byte(b),
+            RegexAst::ByteSet(set) => x.mk_byte_set(&set),
+            _ => ExprRef::NO_MATCH,
+        },
+        RegexSpec::Regex(rx) => {
+            x.parse_expr(regex_syntax::ParserBuilder::new().build(), rx, false).ok()?
+        }
+        RegexSpec::Concat(_) => x.mk_concat_vec(&args),
+        RegexSpec::Or(_) => mk_union(x, &args),
+        RegexSpec::And(_) => x.mk_and(&mut args),
+        RegexSpec::Not(_) => x.mk_not(args[0]),
+        RegexSpec::Repeat { min, max, .. } => x.mk_repeat(args[0], *min, max.unwrap_or(u32::MAX)),
+        RegexSpec::MultipleOf { divisor, scale } => {
+            x.mk_remainder_is(*divisor, *divisor, *scale, false)
+        }
+        RegexSpec::LookAhead(_) => x.mk_lookahead(args[0], 0),
+        RegexSpec::Empty => ExprRef::EMPTY_STRING,
+        RegexSpec::NoMatch => ExprRef::NO_MATCH,
+        RegexSpec::JsonQuote { .. } => return None,
+    })
+}
+
+/// The union of `args` ([`distinct_alternatives`] first).
+pub(super) fn mk_union(x: &mut ExprSet, args: &[ExprRef]) -> ExprRef {
+    x.mk_or(&mut distinct_alternatives(x, args))
+}
+
+/// `args` for a union, without the alternatives that spell the same concatenation as an
+/// earlier one (the same bytes, then the same expressions) under another node: `"b" "aa"`
+/// and `"baa"` (Lark `A: "b" "aa" | "baa"`). derivre (0.3.13) hash-conses nodes, not
+/// spellings, and its prefix tree for a union whose alternatives share a first byte
+/// panics on such a pair. Nested unions are flattened first, as derivre does.
+pub(super) fn distinct_alternatives(x: &ExprSet, args: &[ExprRef]) -> Vec<ExprRef> {
+    let mut flat = Vec::with_capacity(args.len());
+    for &a in args {
+        if x.get_tag(a) as u8 == tag::OR {
+            flat.extend_from_slice(x.get_args(a));
+        } else {
+            flat.push(a);
+        }
+    }
+    if flat.len() < 2 {
+        return flat;
+    }
+    // Sorted by spelling (compared lazily, as derivre sorts them), equal spellings adjacent.
+    flat.sort_unstable_by(|&a, &b| x.iter_concat_bytes(a).cmp(x.iter_concat_bytes(b)));
+    flat.dedup_by(|a, b| x.iter_concat_bytes(*a).eq(x.iter_concat_bytes(*b)));
+    flat
+}
+
+/// A byte set as derivre wants it: `Byte` for one byte, `ByteSet` (8 words) for more,
+/// `NoMatch` for none (derivre expects byte sets of at least two bytes).
+pub(crate) fn byte_set(ranges: &[(u8, u8)]) -> RegexAst {
+    let mut set = [0u32; 8];
+    for &(lo, hi) in ranges {
+        for x in lo..=hi {
+            set[x as usize / 32] |= 1 << (x % 32);
+        }
+    }
+    let n: u32 = set.iter().map(|w| w.count_ones()).sum();
+    match n {
+        0 => RegexAst::NoMatch,
+        1 => {
+            let b = (0..=255u8).find(|&b| set[b as usize / 32] & (1 << (b % 32)) != 0).unwrap_or(0);
+            RegexAst::Byte(b)
+        }
+        _ => RegexAst::ByteSet(set.to_vec()),
+    }
+}
+
+/// Translates one spec node into derivre, given its children's expressions.
+pub(super) fn translate(
+    b: &mut RegexBuilder,
+    lexeme: &str,
+    node: &RegexSpec,
+    args: Vec<ExprRef>,
+) -> Result<ExprRef, Error> {
+    let refs = |args: Vec<ExprRef>| args.into_iter().map(RegexAst::ExprRef).collect::<Vec<_>>();
+    let one = |args: &[ExprRef]| Box::new(RegexAst::ExprRef(args[0]));
+    let ast = match node {
+        RegexSpec::Literal(s) => RegexAst::Literal(s.clone()),
+        RegexSpec::Bytes(s) => RegexAst::ByteLiteral(s.clone()),
+        RegexSpec::ByteSet(ranges) => byte_set(ranges),
+        RegexSpec::Regex(rx) => {
+            // Parsed once per process where the translation covers the regex.
+            let parsed = crate::parsed::parsed(rx);
+            let ast = match &parsed.ast {
+                Some(ast) => ast.as_ref(),
+                None => &RegexAst::Regex(rx.clone()),
+            };
+            return b.mk(ast).map_err(|e| {
+                ErrorKind::Regex { lexeme: lexeme.to_string(), message: e.to_string() }.into()
+            });
+        }
+        // Adjacent literal parts as one literal, so that one string has one spelling
+        // whether written whole or in pieces (`"baa"`, `"b" "aa"`): derivre hash-conses
+        // nodes, not spellings, and a union meeting two spellings of one string, at build
+        // or in a derivative (`[ab] "b" "aa" | "abaa"` after `a`), panicked in derivre.
+        RegexSpec::Concat(parts) => {
+            let mut out: Vec<RegexAst> = Vec::with_capacity(parts.len());
+            let mut run: Vec<u8> = Vec::new();
+            for (part, &e) in parts.iter().zip(&args) {
+                match part.literal_bytes() {
+                    Some(bytes) => run.extend_from_slice(&bytes),
+                    None => {
+                        if !run.is_empty() {
+                            out.push(RegexAst::ByteLiteral(std::mem::take(&mut run)));
+                        }
+                        out.push(RegexAst::ExprRef(e));
+                    }
+                }
+            }
+            if !run.is_empty() {
+                out.push(RegexAst::ByteLiteral(run));
+            }
+            RegexAst::Concat(out)
+        }
+        // Plain literals and regexes are spelled one way each (hash-consed): a union of
+        // those alone (a JSON `enum`) needs no check.
+        RegexSpec::Or(alts)
+            if alts.iter().all(|a| {
+                matches!(a, RegexSpec::Literal(_) | RegexSpec::Bytes(_) | RegexSpec::Regex(_))
+            }) =>
+        {
+            RegexAst::Or(refs(args))
+        }
+        RegexSpec::Or(_) => RegexAst::Or(refs(distinct_alternatives(b.exprset(), &args))),
+        RegexSpec::And(_) => RegexAst::And(refs(args)),
+        RegexSpec::Not(_) => RegexAst::Not(one(&args)),
+        RegexSpec::Repeat { min, max, .. } => {
+            // validate() has checked min <= max (derivre panics otherwise).
+            RegexAst::Repeat(one(&args), *min, max.unwrap_or(u32::MAX))
+        }
+        RegexSpec::JsonQuote { raw, allowed_escapes, .. } => RegexAst::JsonQuote(
+            one(&args),
+            JsonQuoteOptions {
+                allowed_escapes: allowed_escapes
+                    .clone()
+                    .unwrap_or_else(|| "nrbtf\\\"u".to_string()),
+                raw_mode: *raw,
+            },
+        ),
+        // validate() has checked divisor > 0.
+        RegexSpec::MultipleOf { divisor, scale } => RegexAst::MultipleOf(*divisor, *scale),
+        RegexSpec::LookAhead(_) => RegexAst::LookAhead(one(&args)),
+        RegexSpec::Empty => RegexAst::EmptyString,
+        RegexSpec::NoMatch => RegexAst::NoMatch,
+    };
+    b.mk(&ast).map_err(|e| {
+        ErrorKind::InvalidSpec { lexeme: lexeme.to_string(), message: e.to_string() }.into()
+    })
+}
