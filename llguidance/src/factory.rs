@@ -242,6 +242,8 @@ pub(crate) struct Shared {
     /// Each compiled grammar's lexer template and first-row masks (see
     /// [`ParserFactory::matcher_for`]).
     pub(crate) lexers: crate::matcher::GrammarLexers,
+    /// The plain computation ([`ParserFactory::plain`]): no proof, no shortcut, no cache.
+    pub(crate) plain: bool,
 }
 
 impl std::fmt::Debug for ParserFactory {
@@ -264,6 +266,7 @@ impl ParserFactory {
                 engine: Engine::Auto,
                 slices: Some(Arc::new(slices)),
                 lexers: Default::default(),
+                plain: false,
             }),
         })
     }
@@ -286,8 +289,20 @@ impl ParserFactory {
                 engine,
                 slices,
                 lexers: Default::default(),
+                plain: s.plain,
             }),
         }
+    }
+
+    /// The soundness oracle's factory: the same tokenizer and trie, computing every mask the
+    /// plain way (each matcher with a lexer of its own, fresh from the grammar; no slices, so
+    /// no containment proof, split walk or slice mask; the lexer's proof rules off; no mask
+    /// answered from a cache: not the last mask, not a first-row mask of another matcher).
+    /// Its masks must equal this factory's, token for token: `tests/soundness.rs`.
+    pub fn plain(&self) -> ParserFactory {
+        let mut f = self.derived(self.shared.engine, None);
+        Arc::get_mut(&mut f.shared).expect("just made").plain = true;
+        f
     }
 
     /// The same factory with vocabulary slicing on or off (default on). Masks are the same

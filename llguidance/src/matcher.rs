@@ -112,6 +112,19 @@ pub(crate) struct LexerTemplate {
     row0: Mutex<HashMap<lexer::StateId, TokenSet>>,
 }
 
+impl LexerTemplate {
+    /// A template without a lexer (the first matcher of a grammar builds its own).
+    fn empty() -> LexerTemplate {
+        LexerTemplate {
+            lexer: None,
+            states: 0,
+            contained: HashMap::new(),
+            walks: RwLock::default(),
+            row0: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
 /// First-row masks kept per template (16 KiB each with a 128k vocabulary).
 const ROW0_MASKS: usize = 64;
 /// A finished matcher's lexer with more states than this does not become the grammar's
@@ -137,13 +150,7 @@ impl GrammarLexers {
         if let Some((_, t)) = map.get(&key) {
             return t.clone();
         }
-        let t = Arc::new(LexerTemplate {
-            lexer: None,
-            states: 0,
-            contained: HashMap::new(),
-            walks: RwLock::default(),
-            row0: Mutex::new(HashMap::new()),
-        });
+        let t = Arc::new(LexerTemplate::empty());
         map.retain(|_, (w, _)| w.strong_count() > 0);
         map.insert(key, (Arc::downgrade(grammar), t.clone()));
         t
@@ -242,6 +249,9 @@ impl Drop for Matcher {
     /// The last of a matcher's clones offers its lexer to the grammar's later matchers (see
     /// [`ParserFactory::matcher_for`](crate::ParserFactory::matcher_for)).
     fn drop(&mut self) {
+        if self.shared.plain {
+            return;
+        }
         let (Some(g), Some(t), Some(l)) = (&self.grammar, &self.template, self.lexer.take()) else {
             return;
         };
@@ -276,14 +286,20 @@ impl Matcher {
         grammar: Arc<CompiledGrammar>,
     ) -> Result<Matcher, Error> {
         let opts = grammar.parser_options(shared.tokenizer.vocab().eos_tokens().to_vec());
-        let template = shared.lexers.template(&grammar);
+        // The plain computation starts from no other matcher's lexer.
+        let template = if shared.plain {
+            Arc::new(LexerTemplate::empty())
+        } else {
+            shared.lexers.template(&grammar)
+        };
         // A panic inside derivre while building the lexer or its start state is this
         // grammar's error, not the caller's crash (mask calls are guarded the same way).
         let built = catch_unwind(AssertUnwindSafe(|| -> Result<_, Error> {
-            let lexer = match &template.lexer {
+            let mut lexer = match &template.lexer {
                 Some(l) => l.clone(),
                 None => DerivreLexer::new(&grammar.spec)?,
             };
+            lexer.set_proofs(!shared.plain);
             Ok(Parser::new(grammar.cfg.clone(), lexer, opts)?)
         }));
         let mut parser = built.unwrap_or_else(|p| {
@@ -451,7 +467,7 @@ impl Matcher {
                     // matchers, a newer one kept for the next template.
                     let template = m.template.as_ref().filter(|_| key.0 == 0);
                     let known = template.filter(|t| key.1.as_usize() < t.states);
-                    let skip = std::mem::take(&mut m.skip_row0);
+                    let skip = std::mem::take(&mut m.skip_row0) || m.shared.plain;
                     if key.0 == 0 && !skip {
                         let hit = match known {
                             Some(t) => t
@@ -537,7 +553,7 @@ impl Matcher {
     /// The last mask, if the parser is still at its position (no error, not stopped);
     /// counted as a cache hit.
     fn cached_mask(&mut self) -> Option<&TokenSet> {
-        if self.error.is_some() || self.stop != StopReason::NotStopped {
+        if self.error.is_some() || self.stop != StopReason::NotStopped || self.shared.plain {
             return None;
         }
         let (Backend::Earley(p), Some((k, mask))) = (&self.backend, &self.last_mask) else {

@@ -142,6 +142,8 @@ pub struct DerivreLexer {
     lazy: LexemeSet,
     limits: LexerLimits,
     spec: Arc<LexerSpec>,
+    /// The containment proof rules are used (see [`DerivreLexer::set_proofs`]).
+    proofs: bool,
 }
 
 /// A copy of `v` with room for `extra` more elements (a plain `clone` has none: the first
@@ -201,6 +203,7 @@ impl Clone for DerivreLexer {
             lazy: self.lazy.clone(),
             limits: self.limits.clone(),
             spec: self.spec.clone(),
+            proofs: self.proofs,
         }
     }
 }
@@ -222,6 +225,13 @@ const COPY_ROOM_MIN: usize = 64;
 const EXPR_ROOM_FROM: usize = 4096;
 
 impl DerivreLexer {
+    /// Turns the containment proof rules ([`Lexer::check_prefixes`], `containment.rs`) on
+    /// (the default) or off: off, every query answers [`Containment::Unknown`], so a caller
+    /// walks every token itself. The soundness oracle compares masks both ways.
+    pub fn set_proofs(&mut self, on: bool) {
+        self.proofs = on;
+    }
+
     /// How many new states a copy ([`Clone`]) holds without reallocating its per-state
     /// arrays: a matcher's copy of its grammar's lexer learns tens to a few hundred states,
     /// and the first one reallocated every array the copy had just made (a tool set of 400
@@ -299,6 +309,7 @@ impl DerivreLexer {
             lazy: spec.lazy_lexemes(),
             limits,
             spec,
+            proofs: true,
         };
         let dead = lx.intern(Vec::new())?;
         debug_assert_eq!(dead, StateId::DEAD);
@@ -449,10 +460,16 @@ impl Lexer for DerivreLexer {
     }
 
     fn check_prefixes(&mut self, state: StateId, query: &RegexSpec) -> Containment {
+        if !self.proofs {
+            return Containment::Unknown;
+        }
         self.containment(state, query, false)
     }
 
     fn check_prefixes_cheap(&mut self, state: StateId, query: &RegexSpec) -> Containment {
+        if !self.proofs {
+            return Containment::Unknown;
+        }
         self.containment(state, query, true)
     }
 

@@ -1,0 +1,222 @@
+//! The soundness oracle: masks computed with every proof rule and shortcut (vocabulary
+//! slices and the lexer's containment proofs, split trie walks, partial slice proofs, the
+//! last-mask and first-row caches, lexers copied from earlier matchers) equal the masks of
+//! the plain computation ([`ParserFactory::plain`]: a lexer of its own per matcher, every
+//! token walked through the trie, no cache), step by step along random walks.
+//!
+//! - `proofs_equal_the_plain_walk_on_random_schemas`: random JSON Schemas (a generator over
+//!   `pattern`, `patternProperties`, `additionalProperties`, `propertyNames`, `oneOf` /
+//!   `anyOf` / `allOf` / `not`, formats, length and item bounds, `enum`, `const`, numbers
+//!   with bounds), each compiled once, two matchers of it walked one after the other (the
+//!   second starts from the first one's lexer), random tokens; the size is set by
+//!   `SOUNDNESS_CASES` (default 24, what `.ci/run` runs).
+//! - `proofs_equal_the_plain_walk_on_maskbench` (ignored: needs `../shared`): every
+//!   `SOUNDNESS_EVERY`-th MaskBench file (default 40), each valid instance's canonical
+//!   tokens. Run it with
+//!   `cargo test --release -p llguidance --test soundness -- --ignored --nocapture`.
+
+use llguidance::{GrammarSource, Matcher, ParserFactory, TokenId, TokenSet};
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, TestRunner};
+use serde_json::{json, Value};
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+const PATTERNS: &[&str] = &[
+    "^[a-z]+$",
+    "^[A-Z][a-z]{0,6}$",
+    "^a",
+    "b$",
+    "^(foo|bar|baz)[0-9]*$",
+    "^[0-9]{3}-[0-9]{4}$",
+    ".*(red|blue).*",
+    "^x_",
+    "[aeiou]{2}",
+];
+const FORMATS: &[&str] = &["date", "time", "date-time", "email", "uuid", "ipv4", "uri", "hostname"];
+const KEYS: &[&str] = &["a", "ab", "abc", "name", "names", "x_1", "id", "red", "type"];
+
+fn leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(json!({"type": "string"})),
+        (0usize..4, prop::option::of(1usize..30)).prop_map(|(min, max)| match max {
+            Some(m) => json!({"type": "string", "minLength": min, "maxLength": m.max(min)}),
+            None => json!({"type": "string", "minLength": min}),
+        }),
+        prop::sample::select(PATTERNS).prop_map(|p| json!({"type": "string", "pattern": p})),
+        (prop::sample::select(PATTERNS), 0usize..20)
+            .prop_map(|(p, n)| json!({"type": "string", "pattern": p, "maxLength": n + 1})),
+        prop::sample::select(FORMATS).prop_map(|f| json!({"type": "string", "format": f})),
+        (-50i64..50, 0i64..100)
+            .prop_map(|(lo, d)| json!({"type": "integer", "minimum": lo, "maximum": lo + d})),
+        (-5i64..5).prop_map(|lo| json!({"type": "number", "exclusiveMinimum": lo})),
+        prop::collection::vec(prop::sample::select(KEYS), 1..4).prop_map(|v| json!({"enum": v})),
+        prop::sample::select(KEYS).prop_map(|k| json!({"const": k})),
+        Just(json!({"type": "boolean"})),
+        Just(json!({})),
+    ]
+}
+
+fn schema() -> impl Strategy<Value = Value> {
+    leaf().prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            // Objects: named keys sharing prefixes, required ones, and what other keys may be.
+            (
+                prop::collection::btree_map(prop::sample::select(KEYS), inner.clone(), 0..4),
+                prop::bool::ANY,
+                prop_oneof![
+                    Just(None),
+                    Just(Some(json!(false))),
+                    Just(Some(json!(true))),
+                    inner.clone().prop_map(Some),
+                ],
+                prop::option::of((prop::sample::select(PATTERNS), inner.clone())),
+                prop::option::of(prop_oneof![
+                    prop::sample::select(PATTERNS).prop_map(|p| json!({"pattern": p})),
+                    (1usize..6).prop_map(|n| json!({"maxLength": n})),
+                ]),
+            )
+                .prop_map(|(props, req, addl, pat, names)| {
+                    let mut o = serde_json::Map::new();
+                    o.insert("type".into(), json!("object"));
+                    let keys: Vec<String> = props.keys().map(|k| k.to_string()).collect();
+                    let props: serde_json::Map<String, Value> =
+                        props.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+                    o.insert("properties".into(), Value::Object(props));
+                    if req && !keys.is_empty() {
+                        o.insert("required".into(), json!(keys[..1]));
+                    }
+                    if let Some(a) = addl {
+                        o.insert("additionalProperties".into(), a);
+                    }
+                    if let Some((p, s)) = pat {
+                        o.insert("patternProperties".into(), json!({ p: s }));
+                    }
+                    if let Some(n) = names {
+                        o.insert("propertyNames".into(), n);
+                    }
+                    Value::Object(o)
+                }),
+            (inner.clone(), 0usize..3, prop::option::of(0usize..4)).prop_map(|(items, min, max)| {
+                match max {
+                    Some(m) => json!({"type": "array", "items": items, "minItems": min, "maxItems": min + m}),
+                    None => json!({"type": "array", "items": items, "minItems": min}),
+                }
+            }),
+            prop::collection::vec(inner.clone(), 2..4).prop_map(|v| json!({"anyOf": v})),
+            prop::collection::vec(inner.clone(), 2..4).prop_map(|v| json!({"oneOf": v})),
+            prop::collection::vec(inner.clone(), 2..3).prop_map(|v| json!({"allOf": v})),
+            (inner.clone(), inner).prop_map(|(a, b)| json!({"allOf": [a, {"not": b}]})),
+        ]
+    })
+}
+
+fn lcg(seed: &mut u64) -> u64 {
+    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *seed >> 33
+}
+
+/// Compares the two matchers' masks before each token of the walk; `pick` chooses the next
+/// token from the mask (None: stop). Returns the number of masks compared.
+fn walk(
+    fast: &mut Matcher,
+    plain: &mut Matcher,
+    what: &str,
+    mut pick: impl FnMut(usize, &TokenSet) -> Option<TokenId>,
+) -> usize {
+    let mut n = 0;
+    for step in 0.. {
+        let (a, b) = (fast.compute_mask(), plain.compute_mask());
+        match (&a, &b) {
+            (Ok(a), Ok(b)) => assert!(a == b, "{what}: step {step}: masks differ"),
+            (Err(x), Err(y)) => {
+                assert_eq!(x.kind(), y.kind(), "{what}: step {step}: different errors");
+                return n;
+            }
+            _ => panic!("{what}: step {step}: {a:?} vs {b:?}"),
+        }
+        n += 1;
+        let Some(t) = pick(step, a.as_ref().expect("checked")) else { return n };
+        let (x, y) = (fast.consume_token(t), plain.consume_token(t));
+        assert_eq!(x.is_ok(), y.is_ok(), "{what}: step {step}: consume differs");
+        if x.is_err() {
+            return n;
+        }
+    }
+    n
+}
+
+#[test]
+fn proofs_equal_the_plain_walk_on_random_schemas() {
+    let cases = env_usize("SOUNDNESS_CASES", 24);
+    let fast_f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let plain_f = fast_f.plain();
+    let eos = fast_f.tokenizer().vocab().eos_tokens().to_vec();
+    let mut runner = TestRunner::new(Config {
+        rng_seed: proptest::test_runner::RngSeed::Fixed(7),
+        ..Config::default()
+    });
+    let strat = schema();
+    let (mut compiled, mut masks, mut applied) = (0, 0, 0);
+    for case in 0..cases {
+        let s = strat.new_tree(&mut runner).expect("a schema").current();
+        let text = s.to_string();
+        let src = GrammarSource::JsonSchema(text.clone());
+        let (Ok(g), Ok(pg)) = (fast_f.compile(&src), plain_f.compile(&src)) else { continue };
+        compiled += 1;
+        for w in 0..2u64 {
+            let mut seed = case as u64 * 31 + w + 1;
+            let mut fast = fast_f.matcher_for(g.clone()).unwrap();
+            let mut plain = plain_f.matcher_for(pg.clone()).unwrap();
+            let what = format!("case {case} walk {w}: {text}");
+            masks += walk(&mut fast, &mut plain, &what, |step, mask| {
+                let choices: Vec<TokenId> = mask.iter().filter(|t| !eos.contains(t)).collect();
+                (step < 40 && !choices.is_empty())
+                    .then(|| choices[lcg(&mut seed) as usize % choices.len()])
+            });
+            applied += fast.slice_stats().applied;
+        }
+    }
+    println!("{cases} schemas generated, {compiled} compiled, {masks} masks compared, {applied} slices applied");
+    assert!(compiled * 2 >= cases, "too few generated schemas compiled: {compiled} of {cases}");
+    assert!(applied > 0, "the proofs were never used: the oracle compared nothing");
+}
+
+#[test]
+#[ignore = "needs ../shared/data/maskbench; run with --ignored (see the module doc)"]
+fn proofs_equal_the_plain_walk_on_maskbench() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/maskbench");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let every = env_usize("SOUNDNESS_EVERY", 40).max(1);
+    let fast_f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let plain_f = fast_f.plain();
+    let (mut schemas, mut masks, mut applied) = (0, 0, 0);
+    for path in files.iter().step_by(every) {
+        let Ok(text) = std::fs::read_to_string(path) else { continue };
+        let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
+        let src = GrammarSource::JsonSchema(v["schema"].to_string());
+        let (Ok(g), Ok(pg)) = (fast_f.compile(&src), plain_f.compile(&src)) else { continue };
+        schemas += 1;
+        for t in v["tests"].as_array().into_iter().flatten() {
+            if t["valid"] != json!(true) {
+                continue;
+            }
+            let Ok(toks) = fast_f.tokenizer().tokenize(&t["data"].to_string()) else { continue };
+            let mut fast = fast_f.matcher_for(g.clone()).unwrap();
+            let mut plain = plain_f.matcher_for(pg.clone()).unwrap();
+            let what = path.display().to_string();
+            masks += walk(&mut fast, &mut plain, &what, |step, _| toks.get(step).copied());
+            applied += fast.slice_stats().applied;
+        }
+    }
+    println!("{schemas} schemas, {masks} masks compared, {applied} slices applied, 0 differences");
+    assert!(masks > 0);
+}
