@@ -879,6 +879,24 @@ impl Matcher {
         self.clone()
     }
 
+    /// An independent matcher at the same position that computes masks the plain way
+    /// ([`ParserFactory::plain`](crate::ParserFactory::plain)): the same compiled grammar,
+    /// a lexer of its own built fresh, the tokens so far replayed. Its masks are the
+    /// reference the proofs and caches of this one must equal (tests, the soundness oracle).
+    pub fn plain_twin(&self) -> Result<Matcher, Error> {
+        let g = self
+            .grammar
+            .clone()
+            .ok_or_else(|| Error::new(ErrorKind::Usage, "a token-DFA matcher has no plain twin"))?;
+        let f = crate::ParserFactory { shared: self.shared.clone() }.plain();
+        let mut m = f.matcher_for(g)?;
+        m.set_max_tokens(self.max_tokens);
+        for &t in &self.tokens {
+            m.consume_token(t)?;
+        }
+        Ok(m)
+    }
+
     /// Turns vocabulary slicing on or off for this matcher (masks are the same; on needs a
     /// factory with slices). The next mask is computed afresh, from no cache.
     pub fn set_slicing(&mut self, on: bool) {

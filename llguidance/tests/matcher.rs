@@ -521,8 +521,7 @@ fn gbnf_token_terminals_over_regular_tokens() {
     let x = f.tokenizer().tokenize("x").unwrap();
     m.consume_tokens(&x).unwrap();
     let mask = m.compute_mask().unwrap();
-    let mut plain = m.deep_clone();
-    plain.set_slicing(false);
+    let mut plain = m.plain_twin().unwrap();
     assert_eq!(mask, plain.compute_mask().unwrap());
     assert!(!mask.contains(TokenId(100)));
     assert!(eos.iter().all(|&t| !mask.contains(t)));

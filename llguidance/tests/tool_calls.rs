@@ -212,8 +212,8 @@ fn compiled_tags_start_warm() {
         structural_tag("qwen_3", &tools(), &json!("auto"), Reasoning::Disabled, true).unwrap();
     let g = f.compile(&GrammarSource::StructuralTag(tag.to_string())).unwrap();
     let mut m = f.matcher_for(g.clone()).unwrap();
-    let mut plain = f.matcher_for(g).unwrap();
-    plain.set_slicing(false);
+    // The reference: a lexer of its own (not the warm-up's), no slices, no cache.
+    let mut plain = f.plain().matcher_for(g).unwrap();
     let text = "Sure. <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call> Done.";
     let toks = f.tokenizer().tokenize(text).unwrap();
     for (i, &t) in toks.iter().enumerate() {
