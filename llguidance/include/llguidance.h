@@ -216,7 +216,8 @@ size_t llg_decode_tokens(const struct LlgTokenizer *tok, const uint32_t *tokens,
                          char *output, size_t output_len, uint32_t flags);
 void llg_free_tokenizer(struct LlgTokenizer *tok);
 
-/* ---- Stop controllers (declared by LLGuidance's header; see LIMITS.md) ------------------ */
+/* ---- Stop controllers: stop tokens and a stop regex over generated text; the text that may  */
+/* still become part of a match is held back (llguidance/src/ffi/stop.rs) ------------------- */
 
 struct LlgStopController *llg_new_stop_controller(const struct LlgTokenizer *tokenizer,
                                                   const uint32_t *stop_tokens,

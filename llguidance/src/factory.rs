@@ -7,7 +7,8 @@ use grammars::{CompileLimits, CompiledGrammar};
 use toktrie::{TokTrie, Tokenizer};
 
 use crate::error::ErrorKind;
-use crate::matcher::Engine;
+use crate::shared::Engine;
+pub(crate) use crate::shared::Shared;
 use crate::{Error, Matcher};
 
 /// Stack of the thread grammars are compiled on (64 MiB, reserved, not committed).
@@ -232,20 +233,6 @@ pub struct ParserFactory {
     pub(crate) shared: Arc<Shared>,
 }
 
-pub(crate) struct Shared {
-    pub(crate) tokenizer: Tokenizer,
-    pub(crate) trie: TokTrie,
-    pub(crate) limits: CompileLimits,
-    pub(crate) engine: Engine,
-    /// Vocabulary slices for dense masks (`None`: slicing off).
-    pub(crate) slices: Option<Arc<slicer::Slices>>,
-    /// Each compiled grammar's lexer template and first-row masks (see
-    /// [`ParserFactory::matcher_for`]).
-    pub(crate) lexers: crate::matcher::GrammarLexers,
-    /// The plain computation ([`ParserFactory::plain`]): no proof, no shortcut, no cache.
-    pub(crate) plain: bool,
-}
-
 impl std::fmt::Debug for ParserFactory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "ParserFactory({})", self.shared.tokenizer.vocab().name())
@@ -280,18 +267,8 @@ impl ParserFactory {
     /// This factory's tokenizer, trie and limits with another engine and slices (and no
     /// grammar lexers yet: those follow the slices' containment answers).
     fn derived(&self, engine: Engine, slices: Option<Arc<slicer::Slices>>) -> ParserFactory {
-        let s = &self.shared;
-        ParserFactory {
-            shared: Arc::new(Shared {
-                tokenizer: s.tokenizer.clone(),
-                trie: s.trie.clone(),
-                limits: s.limits.clone(),
-                engine,
-                slices,
-                lexers: Default::default(),
-                plain: s.plain,
-            }),
-        }
+        let shared = self.shared.derived(engine, slices, self.shared.plain);
+        ParserFactory { shared: Arc::new(shared) }
     }
 
     /// The soundness oracle's factory: the same tokenizer and trie, computing every mask the
@@ -300,9 +277,7 @@ impl ParserFactory {
     /// answered from a cache: not the last mask, not a first-row mask of another matcher).
     /// Its masks must equal this factory's, token for token: `tests/soundness.rs`.
     pub fn plain(&self) -> ParserFactory {
-        let mut f = self.derived(self.shared.engine, None);
-        Arc::get_mut(&mut f.shared).expect("just made").plain = true;
-        f
+        ParserFactory { shared: Arc::new(self.shared.derived(self.shared.engine, None, true)) }
     }
 
     /// The same factory with vocabulary slicing on or off (default on). Masks are the same

@@ -30,13 +30,16 @@ pub mod batch;
 mod error;
 mod factory;
 mod matcher;
+mod shared;
+mod slicing;
 
 pub mod ffi;
 pub mod served;
 
 pub use error::{Error, ErrorKind};
 pub use factory::{GrammarSource, LlGuidanceGrammar, ParserFactory, TOKEN_DFA_BUDGET};
-pub use matcher::{Engine, Matcher, SliceStats, StopReason};
+pub use matcher::{Matcher, SliceStats, StopReason};
 pub use served::ServedMatcher;
+pub use shared::Engine;
 pub use slicer::SliceSpec;
 pub use toktrie::{TokenId, TokenSet, Tokenizer};

@@ -1,0 +1,165 @@
+//! What every matcher of a tokenizer shares ([`Shared`]: vocabulary, trie, slices, limits)
+//! and the policy by which matchers of one compiled grammar share a lexer: a finished
+//! matcher's lexer becomes the grammar's template ([`LexerTemplate`]) when it learned
+//! enough new states, and later matchers start from a copy of it, with its first-row masks
+//! and split walks ([`GrammarLexers`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use grammars::{CompileLimits, CompiledGrammar};
+use lexer::DerivreLexer;
+use toktrie::{TokTrie, TokenSet, Tokenizer};
+
+use crate::slicing::Walks;
+
+/// Which engine computes a matcher's masks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// Token DFA for plain regexes when it builds within budget, else Earley.
+    Auto,
+    /// Always the lazy Earley parser.
+    Earley,
+    /// Always the token DFA (an error for grammars that are not a plain regex, or over budget).
+    TokenDfa,
+}
+
+/// Built once per tokenizer, shared by its factory and every matcher.
+pub(crate) struct Shared {
+    pub(crate) tokenizer: Tokenizer,
+    pub(crate) trie: TokTrie,
+    pub(crate) limits: CompileLimits,
+    pub(crate) engine: Engine,
+    /// Vocabulary slices for dense masks (`None`: slicing off).
+    pub(crate) slices: Option<Arc<slicer::Slices>>,
+    /// Each compiled grammar's lexer template and first-row masks (see
+    /// [`ParserFactory::matcher_for`]).
+    pub(crate) lexers: GrammarLexers,
+    /// The plain computation ([`ParserFactory::plain`]): no proof, no shortcut, no cache.
+    pub(crate) plain: bool,
+}
+
+impl Shared {
+    /// The same tokenizer, trie and limits with another engine and slices, no grammar
+    /// lexers yet, and `plain` (the soundness oracle's computation) as given.
+    pub(crate) fn derived(
+        &self,
+        engine: Engine,
+        slices: Option<Arc<slicer::Slices>>,
+        plain: bool,
+    ) -> Shared {
+        Shared {
+            tokenizer: self.tokenizer.clone(),
+            trie: self.trie.clone(),
+            limits: self.limits.clone(),
+            engine,
+            slices,
+            lexers: Default::default(),
+            plain,
+        }
+    }
+}
+
+/// A compiled grammar's lexer as a finished matcher of it left it, which new matchers of the
+/// grammar copy: a new sequence (a server that caches compiled grammars starts one per
+/// request) begins with the states, transitions and slicer answers the earlier ones built,
+/// and then owns its copy (no lock between matchers, so a batch of one grammar's sequences
+/// runs in parallel). State ids below the template's count mean the same state in every
+/// copy, so the masks of the first row (no lexeme ended yet: the same row in every matcher,
+/// e.g. free text before a tool call) are kept here by lexer state, for those ids.
+pub(crate) struct LexerTemplate {
+    /// `None` until a finished matcher offers its lexer (the first matcher builds its own).
+    pub(crate) lexer: Option<DerivreLexer>,
+    pub(crate) states: usize,
+    pub(crate) contained: HashMap<(u32, usize), bool>,
+    /// Split trie walks at the template's states, shared by the grammar's matchers.
+    pub(crate) walks: RwLock<Walks>,
+    pub(crate) row0: Mutex<HashMap<lexer::StateId, TokenSet>>,
+}
+
+impl LexerTemplate {
+    /// A template without a lexer (the first matcher of a grammar builds its own).
+    pub(crate) fn empty() -> LexerTemplate {
+        LexerTemplate {
+            lexer: None,
+            states: 0,
+            contained: HashMap::new(),
+            walks: RwLock::default(),
+            row0: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+/// First-row masks kept per template (16 KiB each with a 128k vocabulary).
+pub(crate) const ROW0_MASKS: usize = 64;
+/// A finished matcher's lexer with more states than this does not become the grammar's
+/// template, so that a long-lived grammar cannot creep up to the lexer's limits.
+const TEMPLATE_MAX_STATES: usize = 10_000;
+/// A finished matcher's lexer becomes the grammar's template if it knows at least this many
+/// states more (each new matcher copies the template: not for every state or two).
+pub(crate) const TEMPLATE_MIN_GROWTH: usize = 8;
+
+/// Each compiled grammar's [`LexerTemplate`], by the grammar's address. The `Weak` keeps that
+/// address from being reused while the entry exists; entries of dropped grammars are purged
+/// when a new one is added.
+#[derive(Default)]
+pub(crate) struct GrammarLexers(pub(crate) Mutex<HashMap<usize, GrammarLexer>>);
+
+type GrammarLexer = (Weak<CompiledGrammar>, Arc<LexerTemplate>);
+
+impl GrammarLexers {
+    /// The grammar's template (without a lexer the first time).
+    pub(crate) fn template(&self, grammar: &Arc<CompiledGrammar>) -> Arc<LexerTemplate> {
+        let key = Arc::as_ptr(grammar) as usize;
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, t)) = map.get(&key) {
+            return t.clone();
+        }
+        let t = Arc::new(LexerTemplate::empty());
+        map.retain(|_, (w, _)| w.strong_count() > 0);
+        map.insert(key, (Arc::downgrade(grammar), t.clone()));
+        t
+    }
+
+    /// Drops the grammar's entry (its last matcher is going).
+    pub(crate) fn forget(&self, grammar: &Arc<CompiledGrammar>) {
+        let key = Arc::as_ptr(grammar) as usize;
+        let entry = self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+        drop(entry);
+    }
+
+    /// A finished matcher's lexer, copied from `from`: the grammar's new template if it
+    /// knows clearly more states than the current one (and not too many). The first-row
+    /// masks of `from` carry over (the lexer extends `from`'s state numbering), with the
+    /// matcher's own ones.
+    pub(crate) fn offer(
+        &self,
+        grammar: &Arc<CompiledGrammar>,
+        from: &LexerTemplate,
+        lexer: DerivreLexer,
+        contained: HashMap<(u32, usize), bool>,
+        walks: Walks,
+        own_row0: HashMap<lexer::StateId, TokenSet>,
+    ) {
+        let key = Arc::as_ptr(grammar) as usize;
+        let states = lexer::Lexer::num_states(&lexer);
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((_, cur)) = map.get_mut(&key) else { return };
+        if states > TEMPLATE_MAX_STATES || states < cur.states + TEMPLATE_MIN_GROWTH {
+            return;
+        }
+        let mut row0 = from.row0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        for (k, v) in own_row0 {
+            if row0.len() < ROW0_MASKS {
+                row0.insert(k, v);
+            }
+        }
+        *cur = Arc::new(LexerTemplate {
+            lexer: Some(lexer),
+            states,
+            contained,
+            walks: RwLock::new(from.walks.read().unwrap_or_else(|e| e.into_inner()).merged(walks)),
+            row0: Mutex::new(row0),
+        });
+    }
+}

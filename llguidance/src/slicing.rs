@@ -1,0 +1,380 @@
+//! Slice planning for a mask: which vocabulary slices the lexer state provably allows whole
+//! (OR-ed in from their precomputed masks), which are proven in part by first character
+//! ([`part_proof`]), and which are walked; and the split trie walks kept per lexer state
+//! ([`Walks`]), replayed by later masks at the same state. The containment proofs
+//! themselves are the lexer's (`lexer::Lexer::check_prefixes`); the slices are the
+//! `slicer` crate's. Every shortcut here is checked against the plain computation by
+//! `tests/soundness.rs` and `tests/slicer.rs`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use earley::Parser;
+use lexer::DerivreLexer;
+use toktrie::TokenSet;
+
+use crate::Error;
+
+/// A grammar template's split walks and the number of its states (walks at state ids
+/// below it are shared by every matcher copied from the template).
+#[derive(Clone, Copy)]
+pub(crate) struct TemplateWalks<'a> {
+    pub(crate) walks: &'a RwLock<Walks>,
+    pub(crate) states: usize,
+}
+
+/// Slicer state of a matcher: on/off, containment answers cached by lexer state and slice,
+/// counters.
+#[derive(Clone, Default)]
+pub(crate) struct Slicing {
+    pub(crate) on: bool,
+    pub(crate) cache: HashMap<(u32, usize), bool>,
+    /// Slices proven in part (by first character) at a lexer state; `None`: not that way.
+    pub(crate) parts: HashMap<(u32, usize), Option<Arc<PartProof>>>,
+    /// Whether the state after a first character contains a slice's tail query, keyed by
+    /// (state, 2 × slice + 1 for the cheap check's answer).
+    pub(crate) tails: HashMap<(u32, usize), bool>,
+    /// The shared lexer's split walks, while swapped in.
+    pub(crate) walks: Walks,
+    /// Trie walks replayed from a split walk.
+    pub(crate) split: u64,
+    pub(crate) partial: u64,
+    pub(crate) applied: u64,
+    pub(crate) walked: u64,
+}
+
+/// Most minority states (after a first character) a partial proof asks about.
+const MAX_MINOR_STATES: usize = 4;
+
+/// A slice proven in part at a lexer state: its tokens are allowed except those under the
+/// first-character nodes `dead` (none allowed) and `walk` (walked); indices into
+/// [`slicer::Slice::first_chars`].
+#[derive(Debug)]
+pub(crate) struct PartProof {
+    dead: Vec<u32>,
+    walk: Vec<u32>,
+}
+
+/// Proves a slice by first character, where its ASCII first characters lead to two to
+/// [`MAX_MINOR_STATES`]` + 1` live lexer states (else `None`: the caller asks about the
+/// whole slice). The state most of the slice's trie leads to must hold at least half of it
+/// and contain the slice's tail query (what follows the first character; one check,
+/// cached); the other states are asked cheaply (no new lexer states), and if all of them
+/// pass, `None` too (the whole slice is then likely contained). In the proof, tokens whose
+/// first character leads to a passing state are allowed; those whose first character kills
+/// the lexeme are not (unless the lexeme may end before it: then they are walked); the
+/// others are walked.
+fn part_proof(
+    lx: &mut DerivreLexer,
+    state: lexer::StateId,
+    slice_idx: usize,
+    slice: &slicer::Slice,
+    tails: &mut HashMap<(u32, usize), bool>,
+) -> Option<PartProof> {
+    use lexer::{Lexer, StateId};
+    let trie = slice.trie();
+    let fcs = slice.first_chars();
+    let ascii = fcs.partition_point(|fc| fc.bytes[0].is_ascii());
+    // The ASCII first characters' states and the trie nodes below each (no allocation, no
+    // trie access: this runs at every new lexer state for every large slice).
+    let mut groups = [(StateId::DEAD, 0usize); 1 + MAX_MINOR_STATES];
+    let mut ngroups = 0;
+    let mut next_of = [StateId::DEAD; 128];
+    for (i, fc) in fcs[..ascii].iter().enumerate() {
+        let next = lx.advance(state, fc.bytes[0]).ok()?;
+        next_of[i] = next;
+        if next != StateId::DEAD {
+            match groups[..ngroups].iter_mut().find(|(s, _)| *s == next) {
+                Some(g) => g.1 += fc.size as usize,
+                None if ngroups == 1 + MAX_MINOR_STATES => return None,
+                None => {
+                    groups[ngroups] = (next, fc.size as usize);
+                    ngroups += 1;
+                }
+            }
+        }
+    }
+    let groups = &groups[..ngroups];
+    if groups.len() < 2 {
+        // One state: the whole slice is asked. Many: not a delimiter's prefix in text.
+        return None;
+    }
+    let &(major, nodes) = groups.iter().max_by_key(|g| g.1)?;
+    if nodes * 2 < trie.num_nodes() || lx.flags(major).must_end() {
+        return None;
+    }
+    let ok = match slice.tail_query() {
+        None => true,
+        Some(q) => *tails
+            .entry((major.0, 2 * slice_idx))
+            .or_insert_with(|| lx.check_prefixes(major, q) == lexer::Containment::Contained),
+    };
+    if !ok {
+        return None;
+    }
+    // The other states are asked too, cheaply (no new lexer states: a delimiter's next
+    // character fails fast, a state that decoding built already may contain the tail).
+    let mut good = vec![major];
+    for &(g, _) in groups.iter().filter(|g| g.0 != major) {
+        let ok = !lx.flags(g).must_end()
+            && match slice.tail_query() {
+                None => true,
+                Some(q) => *tails.entry((g.0, 2 * slice_idx + 1)).or_insert_with(|| {
+                    lx.check_prefixes_cheap(g, q) == lexer::Containment::Contained
+                }),
+            };
+        if ok {
+            good.push(g);
+        }
+    }
+    if good.len() == groups.len() {
+        // Every ASCII first character is fine: the whole slice is asked (likely contained,
+        // and cheaper to say so than to go through every first character).
+        return None;
+    }
+    // Where the lexeme may end here, a byte that cannot extend it may start the next one.
+    let may_end = lx.flags(state).is_accepting();
+    let (mut dead, mut walk) = (Vec::new(), Vec::new());
+    for (i, fc) in fcs.iter().enumerate() {
+        let next = match (i < ascii).then(|| next_of[i]) {
+            Some(n) => n,
+            None => {
+                let mut n = state;
+                for &b in &fc.bytes[..fc.len as usize] {
+                    n = lx.advance(n, b).ok()?;
+                    if n == StateId::DEAD {
+                        break;
+                    }
+                }
+                n
+            }
+        };
+        // (An entry cut short of a character, `len` 1 on a non-ASCII byte, is walked.)
+        let whole_char = fc.len > 1 || fc.bytes[0].is_ascii();
+        if next == StateId::DEAD && !may_end {
+            dead.push(i as u32);
+        } else if !good.contains(&next) || !whole_char {
+            walk.push(i as u32);
+        }
+    }
+    Some(PartProof { dead, walk })
+}
+
+/// The key of a walk over the whole trie in [`Walks`] (slices use their index, the rest of
+/// the vocabulary the number of slices).
+const FULL_TRIE: u32 = u32::MAX;
+/// A split walk is kept when the lexer decided at least this many nodes (smaller walks cost
+/// less than the lookup and the replay's setup save). 256 before walks were split on a
+/// state's first mask; with 64 (every 20th MaskBench file) later instances' p50 1.86 →
+/// 1.71 µs and first instances' mean 20.0 → 19.6 µs; 16 measured the same as 64.
+const WALK_MIN_DECIDED: usize = 64;
+/// The memory the split walks of a lexer, or of a template, may take (beyond it, walks are
+/// not kept; `Plain` marks, at most one per lexer state and trie, are not counted).
+const WALK_MAX_BYTES: usize = 32 << 20;
+
+/// The trie walks of a lexer split where the lexer decides alone ([`Parser::split_walk`]),
+/// by (lexer state, trie): a mask adds the tokens the lexer decided and walks with the
+/// parser only the subtrees where a lexeme ends (or a transition was not decided). At a
+/// JSON string's start (any value), the lexer decides all but ~250 of the ~4,000 nodes the
+/// slices leave to walk: the places where the string ends. A state's first walk splits
+/// (building the transitions it meets: the same the walk with the parser would build, at
+/// less cost per node) and later masks there replay the split. Splits at the template's
+/// states are shared by the grammar's matchers (a lock per walk); the rest (a lexer's own
+/// states) stays with the lexer and its clones.
+#[derive(Clone, Default)]
+pub(crate) struct Walks {
+    map: HashMap<(u32, u32), Walk>,
+    /// Memory of the split walks, in bytes (at most [`WALK_MAX_BYTES`]).
+    bytes: usize,
+}
+
+#[derive(Clone)]
+enum Walk {
+    /// Split by this lexer (or the template's), not worth keeping: walked whole.
+    Plain,
+    Split(Arc<toktrie::SplitWalk>),
+}
+
+impl Walks {
+    /// These walks and those of a lexer copied from their template, for the lexer as the
+    /// next template (its split walks as memory allows, and its `Plain` marks).
+    pub(crate) fn merged(&self, own: Walks) -> Walks {
+        let mut m = self.clone();
+        for (key, w) in own.map {
+            match w {
+                Walk::Split(w) => {
+                    m.keep_arc(key, w);
+                }
+                w => {
+                    m.map.insert(key, w);
+                }
+            }
+        }
+        m
+    }
+
+    /// Keeps a split walk if it is worth it (and memory allows).
+    fn keep(&mut self, key: (u32, u32), w: toktrie::SplitWalk) -> bool {
+        w.decided() >= WALK_MIN_DECIDED && self.keep_arc(key, Arc::new(w))
+    }
+
+    fn keep_arc(&mut self, key: (u32, u32), w: Arc<toktrie::SplitWalk>) -> bool {
+        let bytes = w.num_bytes();
+        let keep = self.bytes + bytes <= WALK_MAX_BYTES;
+        if keep {
+            self.bytes += bytes;
+            self.map.insert(key, Walk::Split(w));
+        }
+        keep
+    }
+}
+
+/// Walks `trie` (`id` in [`Walks`]) from the parser's position into `mask`, from a split
+/// walk where the lexer state has one: the template's walks where it knows the state (split
+/// through its states only, whose numbers every lexer copied from it shares), else `own`.
+fn walk_trie(
+    p: &mut Parser<DerivreLexer>,
+    trie: &toktrie::TokTrie,
+    id: u32,
+    own: &mut Walks,
+    template: Option<TemplateWalks<'_>>,
+    mask: &mut TokenSet,
+) -> Result<bool, Error> {
+    let key = (p.current_lexer_state().0, id);
+    let shared = template.filter(|t| (key.0 as usize) < t.states);
+    let limit = shared.map_or(u32::MAX, |t| t.states as u32);
+    let shared = shared.map(|t| t.walks);
+    let found = shared
+        .and_then(|t| t.read().unwrap_or_else(|e| e.into_inner()).map.get(&key).cloned())
+        .or_else(|| own.map.get(&key).cloned());
+    let w = match found {
+        Some(Walk::Split(w)) => return Ok(p.add_bias_split(trie, &w, mask).map(|()| true)?),
+        Some(Walk::Plain) => return Ok(p.add_bias(trie, mask).map(|()| false)?),
+        // The state's first walk in this lexer (or in the template's): split, and kept.
+        None => p.split_walk(trie, limit),
+    };
+    p.add_bias_split(trie, &w, mask)?;
+    let kept = match shared {
+        Some(t) => t.write().unwrap_or_else(|e| e.into_inner()).keep(key, w),
+        None => own.keep(key, w),
+    };
+    if !kept {
+        own.map.insert(key, Walk::Plain);
+    }
+    Ok(true)
+}
+
+/// The mask as the union of the slices: a slice the lexer proves allowed is OR-ed in whole,
+/// the others (and the rest, with special tokens) are walked.
+pub(crate) fn sliced_mask(
+    p: &mut Parser<DerivreLexer>,
+    slices: &slicer::Slices,
+    full: &toktrie::TokTrie,
+    st: &mut Slicing,
+    template: Option<TemplateWalks<'_>>,
+    scratch: Option<TokenSet>,
+) -> Result<TokenSet, Error> {
+    use lexer::Lexer;
+    let n = slices.rest().vocab_size();
+    // `scratch` (a buffer of the vocabulary's width) holds the mask, whatever it held.
+    let scratch = scratch.filter(|s| s.universe() == n);
+    let state = p.current_lexer_state();
+    let mut contained: Vec<bool> = Vec::with_capacity(slices.slices().len());
+    let mut parts: Vec<Option<Arc<PartProof>>> = Vec::with_capacity(slices.slices().len());
+    // Where no lazy lexeme may match, the whole check of a large slice comes first: it
+    // costs less than a proof by first character and nearly always decides (at the states
+    // of MaskBench's first instances where every first character passed, the whole slice
+    // was contained every time: 14,872 of 14,872).
+    let whole_first = !p.lexer_mut().lazy_possible(state);
+    for (i, slice) in slices.slices().iter().enumerate() {
+        let whole = |p: &mut Parser<DerivreLexer>, st: &mut Slicing, contained: &[bool]| {
+            // A slice whose necessary condition failed is not asked (see `Slice::requires`).
+            slice.requires().is_none_or(|r| contained[r])
+                && *st.cache.entry((state.0, i)).or_insert_with(|| {
+                    let lx = p.lexer_mut();
+                    let c = if slice.is_small() {
+                        lx.check_prefixes_cheap(state, slice.query())
+                    } else {
+                        lx.check_prefixes(state, slice.query())
+                    };
+                    c == lexer::Containment::Contained
+                })
+        };
+        let asked_first = whole_first && !slice.is_small();
+        if asked_first && whole(p, st, &contained) {
+            contained.push(true);
+            parts.push(None);
+            continue;
+        }
+        // A large slice whose first characters lead to different states (free text right
+        // after `<` of a trigger) is proven by first character: one containment check
+        // where the whole check would explore the delimiter and fail.
+        if !slice.is_small() {
+            let part = st
+                .parts
+                .entry((state.0, i))
+                .or_insert_with(|| {
+                    part_proof(p.lexer_mut(), state, i, slice, &mut st.tails).map(Arc::new)
+                })
+                .clone();
+            if part.is_some() {
+                contained.push(false);
+                parts.push(part);
+                continue;
+            }
+        }
+        // Asked first above: not contained (no second lookup).
+        let c = !asked_first && whole(p, st, &contained);
+        contained.push(c);
+        parts.push(None);
+    }
+    if !contained.contains(&true) && parts.iter().all(Option::is_none) {
+        // Nothing to skip: one walk of the whole trie is cheaper than one per slice.
+        st.walked += 1;
+        let mut mask = match scratch {
+            Some(mut s) => {
+                s.clear();
+                s
+            }
+            None => TokenSet::new(n),
+        };
+        st.split += walk_trie(p, full, FULL_TRIE, &mut st.walks, template, &mut mask)? as u64;
+        p.add_token_terminals(&mut mask)?;
+        return Ok(mask);
+    }
+    // The slices allowed whole, in one copy of their union.
+    let mut mask = match scratch {
+        Some(mut s) => {
+            slices.union_into(&contained, &mut s);
+            s
+        }
+        None => slices.union_of(&contained),
+    };
+    for (i, ((slice, &contained), part)) in
+        slices.slices().iter().zip(&contained).zip(&parts).enumerate()
+    {
+        if contained {
+            // In `mask` from the start.
+            st.applied += 1;
+        } else if let Some(part) = part {
+            let fcs = slice.first_chars();
+            let walk: Vec<&toktrie::FirstChar> =
+                part.walk.iter().map(|&i| &fcs[i as usize]).collect();
+            let gone: Vec<&toktrie::FirstChar> =
+                part.dead.iter().map(|&i| &fcs[i as usize]).chain(walk.iter().copied()).collect();
+            mask.union(slice.mask());
+            slice.trie().remove_subtrees(&mut mask, &gone);
+            p.add_bias_subtrees(slice.trie(), &walk, &mut mask)?;
+            st.applied += 1;
+            st.partial += 1;
+        } else {
+            st.split +=
+                walk_trie(p, slice.trie(), i as u32, &mut st.walks, template, &mut mask)? as u64;
+            st.walked += 1;
+        }
+    }
+    let rest = slices.slices().len() as u32;
+    st.split += walk_trie(p, slices.rest(), rest, &mut st.walks, template, &mut mask)? as u64;
+    p.add_token_terminals(&mut mask)?;
+    Ok(mask)
+}
