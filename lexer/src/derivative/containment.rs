@@ -50,7 +50,7 @@ impl DerivreLexer {
         // `C{m,n}` by walking the DFA (cheap when warm, and decisive both ways; out of budget
         // it is "unknown": walking the slice's trie then costs less than the symbolic check,
         // ~5 ms on a bounded repeat); the symbolic check for other shapes.
-        let known = self.class_repeats.get(query).cloned();
+        let known = self.cache.class_repeats.get(query).cloned();
         let parsed = match &known {
             Some(e) => e.as_ref().map(|(_, p)| Arc::clone(p)),
             None => ClassRepeat::parse_cached(query),
@@ -75,17 +75,17 @@ impl DerivreLexer {
             None => {
                 let e = parsed.map(|p| {
                     let c = p.class.reduced(&self.class_of);
-                    let i = match self.walk_classes.iter().position(|x| *x == c) {
+                    let i = match self.cache.walk_classes.iter().position(|x| *x == c) {
                         Some(i) => i,
                         None => {
-                            Arc::make_mut(&mut self.walk_classes).push(c);
-                            self.walk_classes.len() - 1
+                            Arc::make_mut(&mut self.cache.walk_classes).push(c);
+                            self.cache.walk_classes.len() - 1
                         }
                     };
                     ((i as u32, p.max), p)
                 });
                 let q = e.as_ref().map(|(q, _)| *q);
-                Arc::make_mut(&mut self.class_repeats).insert(query.clone(), e);
+                Arc::make_mut(&mut self.cache.class_repeats).insert(query.clone(), e);
                 q
             }
         };
@@ -99,7 +99,9 @@ impl DerivreLexer {
         if let Some((ci, max)) = q {
             let full = cheap.then_some(walk_key(state, ci, false));
             for k in std::iter::once(own_key(ci)).chain(full) {
-                if let Some(a) = self.live_depths.get(&k).and_then(|&(d, _)| walk_answer(d, max)) {
+                if let Some(a) =
+                    self.cache.live_depths.get(&k).and_then(|&(d, _)| walk_answer(d, max))
+                {
                     return a;
                 }
             }
@@ -118,13 +120,18 @@ impl DerivreLexer {
                     // walk's answer).
                     let key = walk_key(r, ci, cheap);
                     let full = walk_key(r, ci, false);
-                    let d = match self.live_depths.get(&key).or(self.live_depths.get(&full)) {
+                    let d = match self
+                        .cache
+                        .live_depths
+                        .get(&key)
+                        .or(self.cache.live_depths.get(&full))
+                    {
                         Some(&(d, _)) => d,
                         None => {
                             let depth = UNBOUNDED_WALK_DEPTH;
                             let budget = if cheap { 0 } else { walk_new_states(depth) };
                             let d = self.walk_class(r, ci, depth, budget);
-                            self.live_depths.insert(key, (d, depth));
+                            self.cache.live_depths.insert(key, (d, depth));
                             d
                         }
                     };
@@ -144,10 +151,10 @@ impl DerivreLexer {
         // states, which a deeper walk meets too; tried: not remembering it cost ~5 % of
         // MaskBench mask time). A cheap query steps without building new states.
         if let Some((ci, max)) = q {
-            if !self.live_depths.contains_key(&own_key(ci)) {
+            if !self.cache.live_depths.contains_key(&own_key(ci)) {
                 let budget = if cheap { 0 } else { walk_new_states(1) };
                 let d = self.walk_class(state, ci, 1, budget);
-                self.live_depths.insert(own_key(ci), (d, 1));
+                self.cache.live_depths.insert(own_key(ci), (d, 1));
                 if let Some(a) = walk_answer(d, max) {
                     return a;
                 }
@@ -174,12 +181,13 @@ impl DerivreLexer {
             if let Some(head) = head {
                 let full = walk_key(head, ci, false);
                 let key = walk_key(head, ci, cheap);
-                let d = match self.live_depths.get(&full).or(self.live_depths.get(&key)) {
+                let d = match self.cache.live_depths.get(&full).or(self.cache.live_depths.get(&key))
+                {
                     Some(&(d, _)) => d,
                     None => {
                         let budget = if cheap { 0 } else { walk_new_states(1) };
                         let d = self.walk_class(head, ci, 1, budget);
-                        self.live_depths.insert(key, (d, 1));
+                        self.cache.live_depths.insert(key, (d, 1));
                         d
                     }
                 };
@@ -192,7 +200,7 @@ impl DerivreLexer {
         // costly at once, e.g. keys `"body" & ~("k1"|…)` (free keys beside named ones),
         // whose walk tells every prefix of every named key apart.
         let skip_forced =
-            q.is_some_and(|(ci, _)| self.walk_classes[ci as usize].num_first_bytes() >= 2);
+            q.is_some_and(|(ci, _)| self.cache.walk_classes[ci as usize].num_first_bytes() >= 2);
         // The symbolic check proves strings live, not that a lazy lexeme (free text up to a
         // delimiter) does not match, and so end, inside them: with one live, only the walk,
         // which stops where a lazy lexeme matches, answers.
@@ -209,7 +217,7 @@ impl DerivreLexer {
             // contained only through a repeated state set within UNBOUNDED_WALK_DEPTH.
             let limit_now = max.unwrap_or(UNBOUNDED_WALK_DEPTH);
             let key = own_key(ci);
-            let d = match self.live_depths.get(&key) {
+            let d = match self.cache.live_depths.get(&key) {
                 Some(&(d, used))
                     if d.unbounded
                         || d.depth < used
@@ -225,18 +233,18 @@ impl DerivreLexer {
                     // (x partial UTF-8 characters), and each walk built 200-350 (1-7 ms)
                     // to give up, in state after state of a decode (the trie walks the
                     // slice instead).
-                    let shape = self.members.get(state.as_usize()).and_then(|m| m.first());
+                    let shape = self.cache.members.get(state.as_usize()).and_then(|m| m.first());
                     let shape = shape.map(|m| (self.lexeme_exprs[m.0.as_usize()], ci));
-                    let spent = shape.is_some_and(|k| self.gave_up.contains(&k));
+                    let spent = shape.is_some_and(|k| self.cache.gave_up.contains(&k));
                     let budget = if cheap || spent { 0 } else { walk_new_states(limit_now) };
                     let n0 = self.num_states();
                     let d = self.walk_class(state, ci, limit_now, budget);
                     if d.gave_up && self.num_states() - n0 >= GAVE_UP_STATES {
                         if let Some(k) = shape {
-                            self.gave_up.insert(k);
+                            self.cache.gave_up.insert(k);
                         }
                     }
-                    self.live_depths.insert(key, (d, limit_now));
+                    self.cache.live_depths.insert(key, (d, limit_now));
                     d
                 }
             };
@@ -258,10 +266,10 @@ impl DerivreLexer {
     /// has finitely many more strings); `None` when no member has one (or the state could
     /// not be made). Remembered per state.
     pub(super) fn without_finite_exclusions(&mut self, state: StateId) -> Option<StateId> {
-        if let Some(&r) = self.reduced.get(&state) {
+        if let Some(&r) = self.cache.reduced.get(&state) {
             return (r != StateId::DEAD).then_some(r);
         }
-        let members: Vec<(LexemeIdx, ExprRef)> = self.members.get(state.as_usize())?.to_vec();
+        let members: Vec<(LexemeIdx, ExprRef)> = self.cache.members.get(state.as_usize())?.to_vec();
         let mut out = Vec::new();
         // The infinite members, relaxed where they can be, for the pairs below.
         let mut all = Vec::new();
@@ -269,13 +277,14 @@ impl DerivreLexer {
             let mut budget = FINITE_NODES;
             // A finite member (a pattern key's) is left out too: it cannot extend every
             // class string, and a smaller union proves no more than it holds.
-            let relaxed = relax_finite(&mut self.exprs, e, &mut budget, &mut self.finite);
+            let relaxed =
+                relax_finite(&mut self.cache.exprs, e, &mut budget, &mut self.cache.finite);
             let base = relaxed.unwrap_or(e);
             // `A & B` with `B` holding `A` (a key that matched an unanchored pattern:
             // `X* & X* (ε | …)`) is `A`: the same strings, and `A`'s walk repeats at once.
-            let narrowed = drop_supersets(&mut self.exprs, base, &mut budget);
+            let narrowed = drop_supersets(&mut self.cache.exprs, base, &mut budget);
             let r = narrowed.unwrap_or(base);
-            if is_finite(&self.exprs, r, &mut budget, &mut self.finite) {
+            if is_finite(&self.cache.exprs, r, &mut budget, &mut self.cache.finite) {
                 continue;
             }
             if relaxed.is_some() || narrowed.is_some() {
@@ -288,7 +297,7 @@ impl DerivreLexer {
         // key's, where the pair's own walk tells apart every partial match of the pattern
         // (Github_hard---o57432, `sdkrel:.*`: every key mask 2-5 ms, the trie walked).
         let n = all.len();
-        merge_complements(&mut self.exprs, &mut all);
+        merge_complements(&mut self.cache.exprs, &mut all);
         if all.len() < n {
             out = all;
         }
@@ -296,7 +305,7 @@ impl DerivreLexer {
         // apart again), each a superset of a live one: live.
         let r =
             if out.is_empty() { StateId::DEAD } else { self.intern(out).unwrap_or(StateId::DEAD) };
-        self.reduced.insert(state, r);
+        self.cache.reduced.insert(state, r);
         (r != StateId::DEAD).then_some(r)
     }
 
@@ -312,14 +321,16 @@ impl DerivreLexer {
     ///
     /// `create` false (a cheap query): only a state built already.
     pub(super) fn star_head(&mut self, state: StateId, create: bool) -> Option<StateId> {
-        let members = self.members.get(state.as_usize())?.to_vec();
-        let head =
-            match members.iter().find_map(|&(lx, e)| star_head(&self.exprs, e).map(|b| (lx, b))) {
-                Some(h) => h,
-                None => members
-                    .into_iter()
-                    .find_map(|(lx, e)| self.star_head_in_body(e).map(|h| (lx, h)))?,
-            };
+        let members = self.cache.members.get(state.as_usize())?.to_vec();
+        let head = match members
+            .iter()
+            .find_map(|&(lx, e)| star_head(&self.cache.exprs, e).map(|b| (lx, b)))
+        {
+            Some(h) => h,
+            None => members
+                .into_iter()
+                .find_map(|(lx, e)| self.star_head_in_body(e).map(|h| (lx, h)))?,
+        };
         if create {
             self.intern(vec![head]).ok()
         } else {
@@ -330,14 +341,14 @@ impl DerivreLexer {
     /// The state of `members` (sorted), if built already.
     pub(super) fn known_state(&self, members: &[Member]) -> Option<StateId> {
         let hash = self.hasher.hash_one((members, false));
-        let (known, starts) = (&self.members, &self.starts);
+        let (known, starts) = (&self.cache.members, &self.cache.starts);
         let same = |s: &StateId| known[s.as_usize()] == *members && !starts[s.as_usize()];
-        self.state_ids.find(hash, |e| same(&e.1)).map(|e| e.1)
+        self.cache.state_ids.find(hash, |e| same(&e.1)).map(|e| e.1)
     }
 
     /// `B* & S1* & …` for a member `(S1* & … & B* R) T` (see [`Self::star_head`]).
     pub(super) fn star_head_in_body(&mut self, e: ExprRef) -> Option<ExprRef> {
-        let x = &self.exprs;
+        let x = &self.cache.exprs;
         if x.get_tag(e) as u8 != tag::CONCAT {
             return None;
         }
@@ -363,7 +374,7 @@ impl DerivreLexer {
         }
         let mut head = stars;
         head.push(b);
-        Some(self.exprs.mk_and(&mut head))
+        Some(self.cache.exprs.mk_and(&mut head))
     }
 
     /// [`live_depth`] of walk class `ci` from `state`, at most `limit` characters deep,
@@ -375,7 +386,7 @@ impl DerivreLexer {
         limit: u32,
         budget: usize,
     ) -> LiveDepth {
-        let classes = Arc::clone(&self.walk_classes);
+        let classes = Arc::clone(&self.cache.walk_classes);
         live_depth(self, state, &classes[ci as usize], Some(limit), WALK_FUEL, budget)
     }
 
@@ -393,7 +404,7 @@ impl DerivreLexer {
         let Some(small) = self.prefix_query_expr(query) else {
             return Containment::Unknown;
         };
-        let Some(members) = self.members.get(state.as_usize()) else {
+        let Some(members) = self.cache.members.get(state.as_usize()) else {
             return Containment::Unknown;
         };
         if members.is_empty() {
@@ -403,7 +414,7 @@ impl DerivreLexer {
         // query is enough (derivre's check understands shapes like `"body" & ~("k1"|…)`
         // one at a time, not their union); then the union, within what is left of the fuel.
         let members = members.to_vec();
-        let cost0 = self.exprs.cost();
+        let cost0 = self.cache.exprs.cost();
         let mut alts: Vec<ExprRef> = Vec::with_capacity(members.len());
         for &(_, e) in members.iter() {
             alts.push(e);
@@ -411,19 +422,19 @@ impl DerivreLexer {
             // query whose characters start with several bytes: not worth a check.
             if skip_forced
                 && matches!(
-                    self.next_byte.next_byte(&self.exprs, e),
+                    self.cache.next_byte.next_byte(&self.cache.exprs, e),
                     NextByte::ForcedByte(_) | NextByte::ForcedEOI | NextByte::Dead
                 )
             {
                 continue;
             }
-            let left = fuel.saturating_sub(self.exprs.cost() - cost0);
+            let left = fuel.saturating_sub(self.cache.exprs.cost() - cost0);
             if left == 0 {
                 return Containment::Unknown;
             }
-            let r = self.relevance.is_contained_in_prefixes(
-                &mut self.exprs,
-                &mut self.deriv,
+            let r = self.cache.relevance.is_contained_in_prefixes(
+                &mut self.cache.exprs,
+                &mut self.cache.deriv,
                 small,
                 e,
                 left,
@@ -436,11 +447,11 @@ impl DerivreLexer {
         if alts.len() == 1 {
             return Containment::Unknown;
         }
-        let big = mk_union(&mut self.exprs, &alts);
-        let left = fuel.saturating_sub(self.exprs.cost() - cost0);
-        match self.relevance.is_contained_in_prefixes(
-            &mut self.exprs,
-            &mut self.deriv,
+        let big = mk_union(&mut self.cache.exprs, &alts);
+        let left = fuel.saturating_sub(self.cache.exprs.cost() - cost0);
+        match self.cache.relevance.is_contained_in_prefixes(
+            &mut self.cache.exprs,
+            &mut self.cache.deriv,
             small,
             big,
             left.max(1),
@@ -454,14 +465,14 @@ impl DerivreLexer {
     /// The query compiled into this lexer's expression store (cached); `None` when it uses
     /// `json_quote` (only available through derivre's builder) or does not compile.
     pub(super) fn prefix_query_expr(&mut self, query: &RegexSpec) -> Option<ExprRef> {
-        if let Some(&e) = self.prefix_queries.get(query) {
+        if let Some(&e) = self.cache.prefix_queries.get(query) {
             return e;
         }
         if let Some(q) = ClassRepeat::parse_cached(query) {
             // `C{m,n}` straight from its UTF-8 sequences: no regex parse per lexer, and one
             // expression of `C` for the queries on one class (the slicer's first three).
-            let x = &mut self.exprs;
-            let class = match self.query_classes.get(&q.class) {
+            let x = &mut self.cache.exprs;
+            let class = match self.cache.query_classes.get(&q.class) {
                 Some(&c) => c,
                 None => {
                     let chars: Vec<ExprRef> = q
@@ -487,22 +498,22 @@ impl DerivreLexer {
                         })
                         .collect();
                     let c = mk_union(x, &chars);
-                    Arc::make_mut(&mut self.query_classes).insert(q.class.clone(), c);
+                    Arc::make_mut(&mut self.cache.query_classes).insert(q.class.clone(), c);
                     c
                 }
             };
             let e = Some(x.mk_repeat(class, q.min, q.max.unwrap_or(u32::MAX)));
-            Arc::make_mut(&mut self.prefix_queries).insert(query.clone(), e);
+            Arc::make_mut(&mut self.cache.prefix_queries).insert(query.clone(), e);
             return e;
         }
-        let exprs = &mut self.exprs;
+        let exprs = &mut self.cache.exprs;
         let e = fold("query", query, self.limits.max_depth, |node, args| {
             translate_raw(exprs, node, args).ok_or_else(|| {
                 Error::from(ErrorKind::Unsupported { lexeme: "query".into(), feature: node.tag() })
             })
         })
         .ok();
-        Arc::make_mut(&mut self.prefix_queries).insert(query.clone(), e);
+        Arc::make_mut(&mut self.cache.prefix_queries).insert(query.clone(), e);
         e
     }
 }

@@ -14,11 +14,11 @@ use super::*;
 
 impl DerivreLexer {
     pub(super) fn check_step_fuel(&self, cost0: u64) -> Result<(), Error> {
-        let used = self.exprs.cost() - cost0;
+        let used = self.cache.exprs.cost() - cost0;
         if used > self.limits.step_fuel {
             return Err(ErrorKind::StepFuelExhausted { limit: self.limits.step_fuel }.into());
         }
-        if self.exprs.cost() > self.limits.total_fuel {
+        if self.cache.exprs.cost() > self.limits.total_fuel {
             return Err(ErrorKind::TotalFuelExhausted { limit: self.limits.total_fuel }.into());
         }
         Ok(())
@@ -26,8 +26,8 @@ impl DerivreLexer {
 
     /// derivre's relevance check of `e` within the step's remaining fuel.
     pub(super) fn is_live_full(&mut self, e: ExprRef, cost0: u64) -> Result<bool, Error> {
-        let left = self.limits.step_fuel.saturating_sub(self.exprs.cost() - cost0);
-        match self.relevance.is_non_empty_limited(&mut self.exprs, e, left) {
+        let left = self.limits.step_fuel.saturating_sub(self.cache.exprs.cost() - cost0);
+        match self.cache.relevance.is_non_empty_limited(&mut self.cache.exprs, e, left) {
             Ok(r) => {
                 self.check_step_fuel(cost0)?;
                 Ok(r)
@@ -62,7 +62,7 @@ impl DerivreLexer {
         }
         // A positive expression other than NO_MATCH matches some string (derivre's
         // invariant).
-        if self.exprs.is_positive(e) || self.infinite_but_finitely_many(e) {
+        if self.cache.exprs.is_positive(e) || self.infinite_but_finitely_many(e) {
             return Ok(true);
         }
         // An intersection with the complement of an infinite language (a `oneOf` of
@@ -73,11 +73,11 @@ impl DerivreLexer {
         let words = {
             let mut budget = FINITE_NODES;
             infinite_complement(
-                &self.exprs,
+                &self.cache.exprs,
                 e,
                 &mut budget,
-                &mut self.complements,
-                &mut self.finite,
+                &mut self.cache.complements,
+                &mut self.cache.finite,
             )
         };
         if (witness_first || words) && self.has_witness(e, words) {
@@ -92,8 +92,9 @@ impl DerivreLexer {
             self.check_step_fuel(cost0)?;
             return Ok(true);
         }
-        let quick = QUICK_FUEL.min(self.limits.step_fuel.saturating_sub(self.exprs.cost() - cost0));
-        if let Ok(r) = self.relevance.is_non_empty_limited(&mut self.exprs, e, quick) {
+        let quick =
+            QUICK_FUEL.min(self.limits.step_fuel.saturating_sub(self.cache.exprs.cost() - cost0));
+        if let Ok(r) = self.cache.relevance.is_non_empty_limited(&mut self.cache.exprs, e, quick) {
             self.check_step_fuel(cost0)?;
             return Ok(r);
         }
@@ -102,7 +103,7 @@ impl DerivreLexer {
         // string holds two of them, every branch is `a & ~(a · (ε | …))`): empty, read off
         // the structure, where derivre's relevance check took 20-55 ms.
         let mut budget = FINITE_NODES;
-        if surely_empty(&self.exprs, e, &mut budget) {
+        if surely_empty(&self.cache.exprs, e, &mut budget) {
             self.check_step_fuel(cost0)?;
             return Ok(false);
         }
@@ -112,11 +113,13 @@ impl DerivreLexer {
         }
         let mut memo = HashMap::new();
         let mut budget = HULL_NODES;
-        let h = hull(&mut self.exprs, e, true, &mut memo, &mut budget);
+        let h = hull(&mut self.cache.exprs, e, true, &mut memo, &mut budget);
         if h != e {
-            let left = self.limits.step_fuel.saturating_sub(self.exprs.cost() - cost0);
+            let left = self.limits.step_fuel.saturating_sub(self.cache.exprs.cost() - cost0);
             let fuel = HULL_FUEL.min(left);
-            if let Ok(false) = self.relevance.is_non_empty_limited(&mut self.exprs, h, fuel) {
+            if let Ok(false) =
+                self.cache.relevance.is_non_empty_limited(&mut self.cache.exprs, h, fuel)
+            {
                 self.check_step_fuel(cost0)?;
                 return Ok(false);
             }
@@ -129,7 +132,7 @@ impl DerivreLexer {
     /// witness (those took a quarter of a schema's first mask, in the first key's states).
     pub(super) fn infinite_but_finitely_many(&mut self, e: ExprRef) -> bool {
         let mut budget = FINITE_NODES;
-        surely_infinite(&self.exprs, e, &mut budget, &mut self.finite)
+        surely_infinite(&self.cache.exprs, e, &mut budget, &mut self.cache.finite)
     }
 
     /// Whether a string that [`shortest_guess`] points to, byte by byte, matches `e`
@@ -145,18 +148,18 @@ impl DerivreLexer {
         let (mut d, mut out) = (e, Vec::new());
         let mut memo = HashMap::new();
         for _ in 0..WITNESS_MAX_LEN {
-            if self.exprs.is_nullable(d) {
+            if self.cache.exprs.is_nullable(d) {
                 return Some(out);
             }
             // An expression's guess is the same at every step: the memo carries over
             // (the expression after a byte shares most of its nodes).
             let mut budget = WITNESS_NODES;
-            let guess = shortest_guess(&self.exprs, d, &mut memo, &mut budget, words);
+            let guess = shortest_guess(&self.cache.exprs, d, &mut memo, &mut budget, words);
             let Some((_, Some(b))) = guess else {
                 return None;
             };
             out.push(b);
-            d = self.deriv.derivative(&mut self.exprs, d, b);
+            d = self.cache.deriv.derivative(&mut self.cache.exprs, d, b);
             if d == ExprRef::NO_MATCH {
                 return None;
             }
@@ -179,17 +182,17 @@ impl DerivreLexer {
             return None;
         }
         *budget -= 1;
-        if self.exprs.is_positive(e) {
-            if let Some(w) = self.witnesses.get(&e) {
+        if self.cache.exprs.is_positive(e) {
+            if let Some(w) = self.cache.witnesses.get(&e) {
                 return w.clone();
             }
             // A positive expression has no intersection or complement inside.
             let w = self.guess_walk(e, false).map(Arc::from);
-            self.witnesses.insert(e, w.clone());
+            self.cache.witnesses.insert(e, w.clone());
             return w;
         }
-        let args = self.exprs.get_args(e).to_vec();
-        match self.exprs.get_tag(e) as u8 {
+        let args = self.cache.exprs.get_args(e).to_vec();
+        match self.cache.exprs.get_tag(e) as u8 {
             tag::CONCAT => {
                 let a = self.part_witness(args[0], budget)?;
                 let b = self.part_witness(args[1], budget)?;
@@ -199,7 +202,7 @@ impl DerivreLexer {
             tag::AND => {
                 let mut found: Vec<Arc<[u8]>> = Vec::new();
                 for &a in &args {
-                    if self.exprs.get_tag(a) as u8 == tag::NOT {
+                    if self.cache.exprs.get_tag(a) as u8 == tag::NOT {
                         continue;
                     }
                     if let Some(w) = self.part_witness(a, budget) {
@@ -217,11 +220,11 @@ impl DerivreLexer {
     pub(super) fn matches_bytes(&mut self, e: ExprRef, bytes: &[u8]) -> bool {
         let mut d = e;
         for &b in bytes {
-            d = self.deriv.derivative(&mut self.exprs, d, b);
+            d = self.cache.deriv.derivative(&mut self.cache.exprs, d, b);
             if d == ExprRef::NO_MATCH {
                 return false;
             }
         }
-        self.exprs.is_nullable(d)
+        self.cache.exprs.is_nullable(d)
     }
 }

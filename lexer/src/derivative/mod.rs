@@ -78,9 +78,25 @@ type ParsedQuery = (ClassRepeatQuery, Arc<ClassRepeat>);
 /// per-state arrays get room for [`DerivreLexer::copy_room`] more states, so its first new
 /// states do not reallocate (and copy) them.
 pub struct DerivreLexer {
-    // --- hot ---
+    // --- fixed when the lexer is built ---
     class_of: [u8; 256],
     num_classes: usize,
+    hasher: DefaultHashBuilder,
+    lexeme_exprs: Vec<ExprRef>,
+    lazy: LexemeSet,
+    limits: LexerLimits,
+    spec: Arc<LexerSpec>,
+    /// The containment proof rules are used (see [`DerivreLexer::set_proofs`]).
+    proofs: bool,
+    /// Everything the lexer learns while it runs.
+    cache: Cache,
+}
+
+/// Every piece of state a [`DerivreLexer`] learns while it runs (states, transitions,
+/// expressions, query answers, memos), in one place: [`Cache::num_bytes`] counts all of it
+/// and [`Clone`] copies all of it, by construction.
+struct Cache {
+    // --- hot ---
     table: Vec<StateId>,
     num_transitions: usize,
     flags: Vec<StateFlags>,
@@ -98,23 +114,22 @@ pub struct DerivreLexer {
     sets: SetPool,
     /// Whether each state is a start state.
     starts: Vec<bool>,
-    /// States by (members, is a start state), hashed by `hasher`: a start state never
-    /// equals a state reached by reading bytes, so "at the start of a lexeme" is `state ==
-    /// start state`, even for a lexeme like `[a-z]*x` whose derivatives loop back to the
-    /// same expressions. Each entry keeps its hash, so that growing the table rehashes no
-    /// members.
+    /// States by (members, is a start state), hashed by the lexer's `hasher`: a start state
+    /// never equals a state reached by reading bytes, so "at the start of a lexeme" is
+    /// `state == start state`, even for a lexeme like `[a-z]*x` whose derivatives loop back
+    /// to the same expressions. Each entry keeps its hash, so that growing the table
+    /// rehashes no members.
     state_ids: HashTable<(u64, StateId)>,
-    hasher: DefaultHashBuilder,
     start_cache: HashMap<LexemeSet, StateId>,
     // The query caches below are shared between copies until one adds to them (few
     // queries, added early; a copy of every key was most of copying a small lexer).
     prefix_queries: Arc<HashMap<RegexSpec, Option<ExprRef>>>,
     /// The expression of each query class `C` (see `prefix_query_expr`).
     query_classes: Arc<HashMap<CharClass, ExprRef>>,
-    /// Queries of the form `C{m,n}`, answered by walking the DFA.
-    /// (index in `walk_classes`, bound) of each query seen, with its parse; `None` for other
-    /// shapes. (The process-wide parse cache takes a lock: a batch's threads met on it in
-    /// every containment check.)
+    /// Queries of the form `C{m,n}`, answered by walking the DFA: (index in
+    /// `walk_classes`, bound) of each query seen, with its parse; `None` for other shapes.
+    /// (The process-wide parse cache takes a lock: a batch's threads met on it in every
+    /// containment check.)
     class_repeats: Arc<HashMap<RegexSpec, Option<ParsedQuery>>>,
     /// Character classes of the queries, reduced to one byte per byte class.
     walk_classes: Arc<Vec<CharClass>>,
@@ -138,12 +153,6 @@ pub struct DerivreLexer {
     deriv: DerivCache,
     relevance: RelevanceCache,
     next_byte: NextByteCache,
-    lexeme_exprs: Vec<ExprRef>,
-    lazy: LexemeSet,
-    limits: LexerLimits,
-    spec: Arc<LexerSpec>,
-    /// The containment proof rules are used (see [`DerivreLexer::set_proofs`]).
-    proofs: bool,
 }
 
 /// A copy of `v` with room for `extra` more elements (a plain `clone` has none: the first
@@ -154,9 +163,52 @@ fn with_room<T: Clone>(v: &[T], extra: usize) -> Vec<T> {
     out
 }
 
-impl Clone for DerivreLexer {
-    fn clone(&self) -> Self {
-        let room = self.copy_room();
+impl Cache {
+    /// The bytes this cache holds (each map and array by its capacity; shared query maps
+    /// counted in every copy).
+    fn num_bytes(&self) -> usize {
+        fn map<K, V>(m: &HashMap<K, V>) -> usize {
+            m.capacity() * (std::mem::size_of::<(K, V)>() + 1)
+        }
+        fn set<K>(m: &HashSet<K>) -> usize {
+            m.capacity() * (std::mem::size_of::<K>() + 1)
+        }
+        fn vec<T>(v: &[T], cap: usize) -> usize {
+            let _ = v;
+            cap * std::mem::size_of::<T>()
+        }
+        let witness_bytes: usize = self.witnesses.values().flatten().map(|w| w.len()).sum();
+        vec(&self.table, self.table.capacity())
+            + vec(&self.flags, self.flags.capacity())
+            + vec(&self.accepting, self.accepting.capacity())
+            + vec(&self.possible, self.possible.capacity())
+            + vec(&self.forced, self.forced.capacity())
+            + vec(&self.first_lookahead, self.first_lookahead.capacity())
+            + self.members.num_bytes()
+            + self.sets.num_bytes()
+            + vec(&self.starts, self.starts.capacity())
+            + self.state_ids.capacity() * (std::mem::size_of::<(u64, StateId)>() + 1)
+            + map(&self.start_cache)
+            + map(&self.prefix_queries)
+            + map(&self.query_classes)
+            + map(&self.class_repeats)
+            + vec(&self.walk_classes, self.walk_classes.capacity())
+            + map(&self.live_depths)
+            + set(&self.gave_up)
+            + map(&self.reduced)
+            + map(&self.finite)
+            + map(&self.complements)
+            + map(&self.witnesses)
+            + witness_bytes
+            + self.parts.num_bytes()
+            + self.exprs.num_bytes()
+            + self.deriv.num_bytes()
+            + self.relevance.num_bytes()
+            + self.next_byte.num_bytes()
+    }
+
+    /// A copy with room for `room` more states (and `num_classes` table entries each).
+    fn copy_with_room(&self, room: usize, num_classes: usize) -> Cache {
         let mut state_ids = self.state_ids.clone();
         // Hashes are stored: growing moves entries, it hashes nothing.
         state_ids.reserve(room, |e| e.0);
@@ -168,10 +220,8 @@ impl Clone for DerivreLexer {
         if self.exprs.len() >= EXPR_ROOM_FROM {
             exprs.reserve(self.exprs.len() / 4);
         }
-        DerivreLexer {
-            class_of: self.class_of,
-            num_classes: self.num_classes,
-            table: with_room(&self.table, room * self.num_classes),
+        Cache {
+            table: with_room(&self.table, room * num_classes),
             num_transitions: self.num_transitions,
             flags: with_room(&self.flags, room),
             accepting: with_room(&self.accepting, room),
@@ -182,7 +232,6 @@ impl Clone for DerivreLexer {
             sets: self.sets.clone(),
             starts: with_room(&self.starts, room),
             state_ids,
-            hasher: self.hasher,
             start_cache: self.start_cache.clone(),
             prefix_queries: self.prefix_queries.clone(),
             query_classes: self.query_classes.clone(),
@@ -199,11 +248,22 @@ impl Clone for DerivreLexer {
             deriv: self.deriv.clone(),
             relevance: self.relevance.clone(),
             next_byte: self.next_byte.clone(),
+        }
+    }
+}
+
+impl Clone for DerivreLexer {
+    fn clone(&self) -> Self {
+        DerivreLexer {
+            class_of: self.class_of,
+            num_classes: self.num_classes,
+            hasher: self.hasher,
             lexeme_exprs: self.lexeme_exprs.clone(),
             lazy: self.lazy.clone(),
             limits: self.limits.clone(),
             spec: self.spec.clone(),
             proofs: self.proofs,
+            cache: self.cache.copy_with_room(self.copy_room(), self.num_classes),
         }
     }
 }
@@ -212,7 +272,7 @@ impl std::fmt::Debug for DerivreLexer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DerivreLexer")
             .field("num_lexemes", &self.lexeme_exprs.len())
-            .field("num_states", &self.flags.len())
+            .field("num_states", &self.cache.flags.len())
             .field("num_classes", &self.num_classes)
             .field("num_bytes", &self.num_bytes())
             .finish()
@@ -237,7 +297,7 @@ impl DerivreLexer {
     /// and the first one reallocated every array the copy had just made (a tool set of 400
     /// functions: ~1 MB copied again, the slowest mask of a first decode).
     pub fn copy_room(&self) -> usize {
-        (self.flags.len() / 4).max(COPY_ROOM_MIN)
+        (self.cache.flags.len() / 4).max(COPY_ROOM_MIN)
     }
 
     /// Compiles `spec` with the default [`LexerLimits`].
@@ -277,44 +337,46 @@ impl DerivreLexer {
         let mut lx = DerivreLexer {
             class_of: *classes.map(),
             num_classes,
-            table: Vec::new(),
-            num_transitions: 0,
-            flags: Vec::new(),
-            accepting: Vec::new(),
-            possible: Vec::new(),
-            forced: Vec::new(),
-            first_lookahead: Vec::new(),
-            members: MemberStore::default(),
-            sets: SetPool::default(),
-            starts: Vec::new(),
-            state_ids: HashTable::new(),
             hasher: DefaultHashBuilder::default(),
-            start_cache: HashMap::new(),
-            prefix_queries: Arc::default(),
-            query_classes: Arc::default(),
-            class_repeats: Arc::default(),
-            walk_classes: Arc::default(),
-            live_depths: HashMap::new(),
-            gave_up: HashSet::new(),
-            reduced: HashMap::new(),
-            finite: HashMap::new(),
-            complements: HashMap::new(),
-            witnesses: HashMap::new(),
-            parts: Partitions::new(classes.map(), num_classes),
-            exprs: builder.into_exprset(),
-            deriv: DerivCache::new(),
-            relevance: RelevanceCache::new(),
-            next_byte: NextByteCache::new(),
             lexeme_exprs,
             lazy: spec.lazy_lexemes(),
             limits,
             spec,
             proofs: true,
+            cache: Cache {
+                table: Vec::new(),
+                num_transitions: 0,
+                flags: Vec::new(),
+                accepting: Vec::new(),
+                possible: Vec::new(),
+                forced: Vec::new(),
+                first_lookahead: Vec::new(),
+                members: MemberStore::default(),
+                sets: SetPool::default(),
+                starts: Vec::new(),
+                state_ids: HashTable::new(),
+                start_cache: HashMap::new(),
+                prefix_queries: Arc::default(),
+                query_classes: Arc::default(),
+                class_repeats: Arc::default(),
+                walk_classes: Arc::default(),
+                live_depths: HashMap::new(),
+                gave_up: HashSet::new(),
+                reduced: HashMap::new(),
+                finite: HashMap::new(),
+                complements: HashMap::new(),
+                witnesses: HashMap::new(),
+                parts: Partitions::new(classes.map(), num_classes),
+                exprs: builder.into_exprset(),
+                deriv: DerivCache::new(),
+                relevance: RelevanceCache::new(),
+                next_byte: NextByteCache::new(),
+            },
         };
         let dead = lx.intern(Vec::new())?;
         debug_assert_eq!(dead, StateId::DEAD);
         // DEAD loops on itself.
-        lx.table.fill(StateId::DEAD);
+        lx.cache.table.fill(StateId::DEAD);
         Ok(lx)
     }
 
@@ -325,7 +387,7 @@ impl DerivreLexer {
 
     /// Transitions computed so far (table misses that were filled).
     pub fn num_transitions(&self) -> usize {
-        self.num_transitions
+        self.cache.num_transitions
     }
 
     /// The byte classes (columns of the transition table).
@@ -335,7 +397,7 @@ impl DerivreLexer {
 
     /// Bytes of the transition table alone.
     pub fn table_bytes(&self) -> usize {
-        self.table.capacity() * std::mem::size_of::<StateId>()
+        self.cache.table.capacity() * std::mem::size_of::<StateId>()
     }
 
     /// Whether a lazy lexeme (free text up to a delimiter) may still match from `state`.
@@ -345,7 +407,7 @@ impl DerivreLexer {
 
     /// Work done by the derivative engine so far (compilation included), in fuel units.
     pub fn fuel_used(&self) -> u64 {
-        self.exprs.cost()
+        self.cache.exprs.cost()
     }
 }
 
@@ -355,11 +417,11 @@ impl Lexer for DerivreLexer {
     }
 
     fn num_states(&self) -> usize {
-        self.flags.len()
+        self.cache.flags.len()
     }
 
     fn start_state(&mut self, allowed: &LexemeSet) -> Result<StateId, Error> {
-        if let Some(&s) = self.start_cache.get(allowed) {
+        if let Some(&s) = self.cache.start_cache.get(allowed) {
             return Ok(s);
         }
         let n = self.lexeme_exprs.len();
@@ -370,7 +432,7 @@ impl Lexer for DerivreLexer {
             }
             .into());
         }
-        let cost0 = self.exprs.cost();
+        let cost0 = self.cache.exprs.cost();
         let mut members = Vec::with_capacity(allowed.len());
         for lx in allowed.iter() {
             let e = self.lexeme_exprs[lx.as_usize()];
@@ -381,7 +443,7 @@ impl Lexer for DerivreLexer {
             }
         }
         let s = if members.is_empty() { StateId::DEAD } else { self.intern_as(members, true)? };
-        self.start_cache.insert(allowed.clone(), s);
+        self.cache.start_cache.insert(allowed.clone(), s);
         Ok(s)
     }
 
@@ -389,7 +451,7 @@ impl Lexer for DerivreLexer {
     #[inline(always)]
     fn advance(&mut self, state: StateId, byte: u8) -> Result<StateId, Error> {
         let idx = state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
-        match self.table.get(idx) {
+        match self.cache.table.get(idx) {
             Some(&next) if next != MISSING => Ok(StateId(next.0 & !MUST_END)),
             _ => self.advance_cold(state, byte),
         }
@@ -398,7 +460,7 @@ impl Lexer for DerivreLexer {
     #[inline(always)]
     fn step_warm(&self, state: StateId, byte: u8) -> Option<StateId> {
         let idx = state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
-        let e = self.table.get(idx)?.0;
+        let e = self.cache.table.get(idx)?.0;
         // MISSING has the must-end bit set too, so one test rules out both; a plain DEAD
         // entry is a rejection (see `entry`).
         (e & MUST_END == 0).then_some(StateId(e))
@@ -408,11 +470,11 @@ impl Lexer for DerivreLexer {
     #[inline]
     fn step(&mut self, state: StateId, byte: u8) -> Result<Step, Error> {
         let idx = state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
-        let e = match self.table.get(idx) {
+        let e = match self.cache.table.get(idx) {
             Some(&e) if e != MISSING => e.0,
             _ => {
                 let next = self.advance_cold(state, byte)?;
-                self.table.get(idx).map_or(next.0, |e| e.0)
+                self.cache.table.get(idx).map_or(next.0, |e| e.0)
             }
         };
         let next = StateId(e & !MUST_END);
@@ -431,30 +493,36 @@ impl Lexer for DerivreLexer {
 
     #[inline]
     fn flags(&self, state: StateId) -> StateFlags {
-        self.flags.get(state.as_usize()).copied().unwrap_or_default()
+        self.cache.flags.get(state.as_usize()).copied().unwrap_or_default()
     }
 
     fn accepting(&self, state: StateId) -> &LexemeSet {
-        self.accepting.get(state.as_usize()).map_or(&EMPTY, |&i| &self.sets.sets[i as usize])
+        self.cache
+            .accepting
+            .get(state.as_usize())
+            .map_or(&EMPTY, |&i| &self.cache.sets.sets[i as usize])
     }
 
     fn possible(&self, state: StateId) -> &LexemeSet {
-        self.possible.get(state.as_usize()).map_or(&EMPTY, |&i| &self.sets.sets[i as usize])
+        self.cache
+            .possible
+            .get(state.as_usize())
+            .map_or(&EMPTY, |&i| &self.cache.sets.sets[i as usize])
     }
 
     fn forced_byte(&mut self, state: StateId) -> Result<Option<u8>, Error> {
-        Ok(self.forced.get(state.as_usize()).copied().flatten())
+        Ok(self.cache.forced.get(state.as_usize()).copied().flatten())
     }
 
     fn lookahead_len(&self, state: StateId, lexeme: LexemeIdx) -> usize {
-        let Some(members) = self.members.get(state.as_usize()) else {
+        let Some(members) = self.cache.members.get(state.as_usize()) else {
             return 0;
         };
         if Lexer::accepting(self, state).first() == Some(lexeme) {
-            return self.first_lookahead[state.as_usize()] as usize;
+            return self.cache.first_lookahead[state.as_usize()] as usize;
         }
         match members.binary_search_by_key(&lexeme, |m| m.0) {
-            Ok(i) => self.exprs.lookahead_len(members[i].1).unwrap_or(0),
+            Ok(i) => self.cache.exprs.lookahead_len(members[i].1).unwrap_or(0),
             Err(_) => 0,
         }
     }
@@ -474,18 +542,8 @@ impl Lexer for DerivreLexer {
     }
 
     fn num_bytes(&self) -> usize {
-        self.table_bytes()
-            + self.flags.capacity()
-            + self.forced.capacity() * 2
-            + (self.accepting.capacity() + self.possible.capacity()) * 4
-            + self.sets.num_bytes()
-            + self.members.num_bytes()
-            + self.starts.capacity()
-            + self.state_ids.capacity() * 12
-            + self.parts.num_bytes()
-            + self.exprs.num_bytes()
-            + self.deriv.num_bytes()
-            + self.relevance.num_bytes()
-            + self.next_byte.num_bytes()
+        std::mem::size_of::<Self>()
+            + self.lexeme_exprs.capacity() * std::mem::size_of::<ExprRef>()
+            + self.cache.num_bytes()
     }
 }

@@ -74,7 +74,7 @@ fn spread_transitions_equal_computed_ones() {
     let spec = spec();
     let mut a = DerivreLexer::new(&spec).unwrap();
     let mut b = DerivreLexer::new(&spec).unwrap();
-    b.parts.on = false;
+    b.cache.parts.on = false;
     let alphabet: Vec<u8> = b"\"\\/abefnrtuxyzATZ0159.-+eE <>s{}:,"
         .iter()
         .copied()
@@ -101,18 +101,21 @@ fn spread_transitions_equal_computed_ones() {
             let idx = |l: &DerivreLexer, s: StateId| {
                 s.as_usize() * l.num_classes + l.class_of[byte as usize] as usize
             };
-            if a.table[idx(&a, sa)] != MISSING {
+            if a.cache.table[idx(&a, sa)] != MISSING {
                 spread_hits += 1;
             }
             let (na, nb) = (a.advance(sa, byte).unwrap(), b.advance(sb, byte).unwrap());
             // By structure: the two expression stores number new expressions in the
             // order they were built, and `a` builds fewer.
             let shown = |l: &DerivreLexer, s: StateId| -> Vec<(LexemeIdx, String)> {
-                let m = &l.members[s.as_usize()];
-                m.iter().map(|&(x, e)| (x, l.exprs.expr_to_string(e))).collect()
+                let m = &l.cache.members[s.as_usize()];
+                m.iter().map(|&(x, e)| (x, l.cache.exprs.expr_to_string(e))).collect()
             };
             assert_eq!(shown(&a, na), shown(&b, nb), "byte {byte:#x}");
-            assert_eq!(a.table[idx(&a, sa)].0 & MUST_END, b.table[idx(&b, sb)].0 & MUST_END);
+            assert_eq!(
+                a.cache.table[idx(&a, sa)].0 & MUST_END,
+                b.cache.table[idx(&b, sb)].0 & MUST_END
+            );
             assert_eq!(a.flags(na), b.flags(nb));
             (sa, sb) = (na, nb);
             if sa == StateId::DEAD {
@@ -139,10 +142,15 @@ fn a_copy_has_room_for_new_states() {
         s = a.advance(s, b).unwrap();
     }
     let mut c = a.clone();
-    let known = c.flags.len();
+    let known = c.cache.flags.len();
     let room = c.copy_room();
     let ptrs = |l: &DerivreLexer| {
-        (l.table.as_ptr(), l.flags.as_ptr(), l.members.data.as_ptr(), l.members.spans.as_ptr())
+        (
+            l.cache.table.as_ptr(),
+            l.cache.flags.as_ptr(),
+            l.cache.members.data.as_ptr(),
+            l.cache.members.spans.as_ptr(),
+        )
     };
     let before = ptrs(&c);
     // New states in the copy: number literals of growing length, each prefix a state.
@@ -151,7 +159,7 @@ fn a_copy_has_room_for_new_states() {
         let mut t = c.start_state(&all).unwrap();
         for b in format!("{}.{}e+{}", 10u64.pow(n % 12) + n as u64, n, n).bytes() {
             t = c.advance(t, b).unwrap();
-            learned = c.flags.len() - known;
+            learned = c.cache.flags.len() - known;
             if learned + 8 >= room {
                 break 'outer;
             }

@@ -18,26 +18,26 @@ impl DerivreLexer {
     #[inline(never)]
     #[cold]
     pub(super) fn advance_cold(&mut self, state: StateId, byte: u8) -> Result<StateId, Error> {
-        let Some(n) = self.members.get(state.as_usize()).map(|m| m.len()) else {
+        let Some(n) = self.cache.members.get(state.as_usize()).map(|m| m.len()) else {
             return Err(ErrorKind::InvalidState { state: state.0 }.into());
         };
         // A state with one possible next byte (inside a literal) dies on any other class.
-        if let Some(Some(b0)) = self.forced.get(state.as_usize()) {
+        if let Some(Some(b0)) = self.cache.forced.get(state.as_usize()) {
             if self.class_of[*b0 as usize] != self.class_of[byte as usize] {
                 let idx =
                     state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
-                self.table[idx] = self.entry(state, StateId::DEAD);
-                self.num_transitions += 1;
+                self.cache.table[idx] = self.entry(state, StateId::DEAD);
+                self.cache.num_transitions += 1;
                 return Ok(StateId::DEAD);
             }
         }
-        let cost0 = self.exprs.cost();
+        let cost0 = self.cache.exprs.cost();
         // Most cold transitions of a trie walk lead to DEAD (a byte no lexeme of the state
         // can take): no allocation and no interning for those.
         let mut next = Vec::new();
         for i in 0..n {
-            let (lx, e) = self.members[state.as_usize()][i];
-            let d = self.deriv.derivative(&mut self.exprs, e, byte);
+            let (lx, e) = self.cache.members[state.as_usize()][i];
+            let d = self.cache.deriv.derivative(&mut self.cache.exprs, e, byte);
             self.check_step_fuel(cost0)?;
             if self.is_live(d, cost0)? {
                 next.push((lx, d));
@@ -46,8 +46,8 @@ impl DerivreLexer {
         let s = if next.is_empty() { StateId::DEAD } else { self.intern(next)? };
         let class = self.class_of[byte as usize] as usize;
         let idx = state.as_usize() * self.num_classes + class;
-        self.table[idx] = self.entry(state, s);
-        self.num_transitions += 1;
+        self.cache.table[idx] = self.entry(state, s);
+        self.cache.num_transitions += 1;
         self.spread(state, class);
         Ok(s)
     }
@@ -60,41 +60,41 @@ impl DerivreLexer {
     /// the rest), so a cold state costs a derivative per part, not per class. The parts are
     /// worked out on a state's second cold transition (most states inside literals get one).
     pub(super) fn spread(&mut self, state: StateId, class: usize) {
-        if !self.parts.on {
+        if !self.cache.parts.on {
             return;
         }
         let si = state.as_usize();
-        let Some(count) = self.parts.cold.get_mut(si) else { return };
+        let Some(count) = self.cache.parts.cold.get_mut(si) else { return };
         *count = count.saturating_add(1);
         if *count < 2 {
             return;
         }
         let row = si * self.num_classes;
-        match self.parts.of_state[si] {
+        match self.cache.parts.of_state[si] {
             NO_PARTITION => {
                 let mut pid = TRIVIAL;
-                for i in 0..self.members[si].len() {
-                    let e = self.members[si][i].1;
-                    let p = self.parts.of_expr(&mut self.exprs, e);
-                    pid = self.parts.refine(pid, p);
+                for i in 0..self.cache.members[si].len() {
+                    let e = self.cache.members[si][i].1;
+                    let p = self.cache.parts.of_expr(&mut self.cache.exprs, e);
+                    pid = self.cache.parts.refine(pid, p);
                     if pid == IDENTITY {
                         break;
                     }
                 }
-                self.parts.of_state[si] = pid;
+                self.cache.parts.of_state[si] = pid;
                 // Every transition computed so far (this one included) spreads, in one pass
                 // over the row: the entry known for each part, then the missing ones filled.
                 if pid != IDENTITY {
-                    let labels = &self.parts.labels[pid as usize];
+                    let labels = &self.cache.parts.labels[pid as usize];
                     let mut known = [MISSING; 256];
                     for (c, &l) in labels.iter().enumerate() {
-                        if self.table[row + c] != MISSING {
-                            known[l as usize] = self.table[row + c];
+                        if self.cache.table[row + c] != MISSING {
+                            known[l as usize] = self.cache.table[row + c];
                         }
                     }
                     for (c, &l) in labels.iter().enumerate() {
-                        if self.table[row + c] == MISSING {
-                            self.table[row + c] = known[l as usize];
+                        if self.cache.table[row + c] == MISSING {
+                            self.cache.table[row + c] = known[l as usize];
                         }
                     }
                 }
@@ -106,11 +106,11 @@ impl DerivreLexer {
 
     /// Copies the entry of `class` in table row `row` to the missing entries of its part.
     pub(super) fn fill_part(&mut self, row: usize, pid: u32, class: usize) {
-        let labels = &self.parts.labels[pid as usize];
-        let (label, entry) = (labels[class], self.table[row + class]);
+        let labels = &self.cache.parts.labels[pid as usize];
+        let (label, entry) = (labels[class], self.cache.table[row + class]);
         for (c, &l) in labels.iter().enumerate() {
-            if l == label && self.table[row + c] == MISSING {
-                self.table[row + c] = entry;
+            if l == label && self.cache.table[row + c] == MISSING {
+                self.cache.table[row + c] = entry;
             }
         }
     }
@@ -121,9 +121,9 @@ impl DerivreLexer {
     /// [`Step::Reject`] and [`Lexer::step_warm`] can answer it.
     pub(super) fn entry(&self, from: StateId, to: StateId) -> StateId {
         let end = if to == StateId::DEAD {
-            self.flags[from.as_usize()].is_accepting()
+            self.cache.flags[from.as_usize()].is_accepting()
         } else {
-            self.flags[to.as_usize()].must_end()
+            self.cache.flags[to.as_usize()].must_end()
         };
         if end {
             StateId(to.0 | MUST_END)
@@ -145,29 +145,29 @@ impl DerivreLexer {
     ) -> Result<StateId, Error> {
         members.sort_unstable();
         let hash = self.hasher.hash_one((&members[..], start));
-        let (known, starts) = (&self.members, &self.starts);
+        let (known, starts) = (&self.cache.members, &self.cache.starts);
         let same =
             |s: &StateId| known[s.as_usize()] == members[..] && starts[s.as_usize()] == start;
-        if let Some(&(_, s)) = self.state_ids.find(hash, |e| same(&e.1)) {
+        if let Some(&(_, s)) = self.cache.state_ids.find(hash, |e| same(&e.1)) {
             return Ok(s);
         }
         // Ids stay below the MUST_END bit of table entries whatever the configured limit.
         let limit = self.limits.max_states.min(MUST_END as usize - 1);
-        if self.flags.len() >= limit {
+        if self.cache.flags.len() >= limit {
             return Err(ErrorKind::TooManyStates { limit }.into());
         }
-        let cost0 = self.exprs.cost();
+        let cost0 = self.cache.exprs.cost();
         let mut accepting = LexemeSet::new();
         let mut possible = LexemeSet::new();
         let mut extensible = false;
         let mut forced: Option<Option<u8>> = None; // None: no member seen yet
         for &(lx, e) in members.iter() {
             possible.insert(lx);
-            if self.exprs.is_nullable(e) {
+            if self.cache.exprs.is_nullable(e) {
                 accepting.insert(lx);
             }
             // Exact single next byte, when derivre can tell cheaply.
-            let nb = self.next_byte.next_byte(&self.exprs, e);
+            let nb = self.cache.next_byte.next_byte(&self.cache.exprs, e);
             let f = match nb {
                 NextByte::ForcedByte(b) => Some(b),
                 _ => None,
@@ -179,7 +179,7 @@ impl DerivreLexer {
             });
             // Members of a state reached by a byte are live (`advance_cold` keeps only
             // those), so one that is not nullable matches a non-empty string.
-            if !extensible && !start && !self.exprs.is_nullable(e) {
+            if !extensible && !start && !self.cache.exprs.is_nullable(e) {
                 extensible = true;
             }
             if !extensible {
@@ -188,11 +188,13 @@ impl DerivreLexer {
                     NextByte::ForcedByte(_) => true,
                     // Does `e` match a non-empty string? Read off its structure where
                     // it can be (a whitespace lexeme at a start state), else checked.
-                    _ => match matches_nonempty(&self.exprs, e) {
+                    _ => match matches_nonempty(&self.cache.exprs, e) {
                         Some(ne) => ne,
                         _ => {
-                            let ne =
-                                self.exprs.mk_and(&mut vec![e, ExprRef::NON_EMPTY_BYTE_STRING]);
+                            let ne = self
+                                .cache
+                                .exprs
+                                .mk_and(&mut vec![e, ExprRef::NON_EMPTY_BYTE_STRING]);
                             self.is_live(ne, cost0)?
                         }
                     },
@@ -213,20 +215,20 @@ impl DerivreLexer {
         let first_lookahead = accepting
             .first()
             .and_then(|lx| members.iter().find(|m| m.0 == lx))
-            .and_then(|m| self.exprs.lookahead_len(m.1))
+            .and_then(|m| self.cache.exprs.lookahead_len(m.1))
             .unwrap_or(0) as u32;
-        let id = StateId::new(self.flags.len());
-        self.first_lookahead.push(first_lookahead);
-        self.flags.push(flags);
-        self.accepting.push(self.sets.intern(accepting, &self.hasher));
-        self.possible.push(self.sets.intern(possible, &self.hasher));
-        self.forced.push(forced);
-        self.members.push(&members);
-        self.starts.push(start);
-        self.state_ids.insert_unique(hash, (hash, id), |e| e.0);
-        self.table.resize(self.table.len() + self.num_classes, MISSING);
-        self.parts.of_state.push(NO_PARTITION);
-        self.parts.cold.push(0);
+        let id = StateId::new(self.cache.flags.len());
+        self.cache.first_lookahead.push(first_lookahead);
+        self.cache.flags.push(flags);
+        self.cache.accepting.push(self.cache.sets.intern(accepting, &self.hasher));
+        self.cache.possible.push(self.cache.sets.intern(possible, &self.hasher));
+        self.cache.forced.push(forced);
+        self.cache.members.push(&members);
+        self.cache.starts.push(start);
+        self.cache.state_ids.insert_unique(hash, (hash, id), |e| e.0);
+        self.cache.table.resize(self.cache.table.len() + self.num_classes, MISSING);
+        self.cache.parts.of_state.push(NO_PARTITION);
+        self.cache.parts.cold.push(0);
         Ok(id)
     }
 }

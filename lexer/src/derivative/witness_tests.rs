@@ -151,11 +151,11 @@ fn an_intersection_of_positive_parts_has_a_witness_from_its_parts() {
     let words = b.mk(&RegexAst::Regex("(?:[a-z]+ +){0,30}[a-z]+".into())).unwrap();
     let quote = b.mk(&RegexAst::Literal("\"".into())).unwrap();
     let mut l = lexer_over(b);
-    let both = l.exprs.mk_and(&mut vec![counter, words]);
-    let e = l.exprs.mk_concat(both, quote);
+    let both = l.cache.exprs.mk_and(&mut vec![counter, words]);
+    let e = l.cache.exprs.mk_concat(both, quote);
     // derivre orders an intersection's operands: the guess of the whole expression
     // follows the first, the counter here, whose shortest string is empty.
-    assert_eq!(l.exprs.get_args(both)[0], counter);
+    assert_eq!(l.cache.exprs.get_args(both)[0], counter);
     assert!(!l.has_witness(e, false));
     let mut budget = WITNESS_NODES;
     let w = l.part_witness(e, &mut budget).expect("a witness from the parts");
@@ -167,12 +167,12 @@ fn an_intersection_of_positive_parts_has_a_witness_from_its_parts() {
     for _ in 0..20 {
         let mut budget = WITNESS_NODES;
         assert!(l.part_witness(d, &mut budget).is_some());
-        d = l.deriv.derivative(&mut l.exprs, d, b'a');
-        d = l.deriv.derivative(&mut l.exprs, d, b' ');
+        d = l.cache.deriv.derivative(&mut l.cache.exprs, d, b'a');
+        d = l.cache.deriv.derivative(&mut l.cache.exprs, d, b' ');
     }
     let mut budget = WITNESS_NODES;
     assert_eq!(l.part_witness(d, &mut budget), None);
-    assert!(!l.is_live(d, l.exprs.cost()).unwrap());
+    assert!(!l.is_live(d, l.cache.exprs.cost()).unwrap());
 }
 
 fn lexer(rx: RegexSpec) -> DerivreLexer {
@@ -185,14 +185,14 @@ fn lexer(rx: RegexSpec) -> DerivreLexer {
 /// directly; the caches keyed by an expression of the lexer's own set are emptied.
 fn lexer_over(b: RegexBuilder) -> DerivreLexer {
     let mut l = lexer(RegexSpec::literal("x"));
-    l.exprs = b.into_exprset();
-    l.deriv = DerivCache::new();
-    l.relevance = RelevanceCache::new();
-    l.next_byte = NextByteCache::new();
-    l.finite.clear();
-    l.complements.clear();
-    l.witnesses.clear();
-    l.gave_up.clear();
+    l.cache.exprs = b.into_exprset();
+    l.cache.deriv = DerivCache::new();
+    l.cache.relevance = RelevanceCache::new();
+    l.cache.next_byte = NextByteCache::new();
+    l.cache.finite.clear();
+    l.cache.complements.clear();
+    l.cache.witnesses.clear();
+    l.cache.gave_up.clear();
     l
 }
 
@@ -248,7 +248,7 @@ fn a_witness_is_checked() {
     let mut l2 = lexer_over(b);
     // The shortest string of `[ab]+` is `a` (the first byte of the set): excluded.
     assert!(!l2.has_witness(e, false));
-    assert!(l2.is_live(e, l2.exprs.cost()).unwrap());
+    assert!(l2.is_live(e, l2.cache.exprs.cost()).unwrap());
 }
 
 /// A `oneOf` of unanchored patterns at the string's start: every branch must hold its
@@ -275,7 +275,7 @@ fn a_witness_completes_a_word_of_a_one_of() {
     let mut l = lexer_over(b);
     let mut budget = FINITE_NODES;
     let (mut memo, mut finite) = (HashMap::new(), HashMap::new());
-    assert!(infinite_complement(&l.exprs, e, &mut budget, &mut memo, &mut finite));
+    assert!(infinite_complement(&l.cache.exprs, e, &mut budget, &mut memo, &mut finite));
     assert!(!l.has_witness(e, false));
     assert!(l.has_witness(e, true));
     // A key lexeme's exclusions are finite: not word mode.
@@ -318,13 +318,13 @@ fn an_empty_intersection_is_proved_by_its_hull() {
     let e = l.lexeme_exprs[0];
     let mut memo = HashMap::new();
     let mut budget = HULL_NODES;
-    let h = hull(&mut l.exprs, e, true, &mut memo, &mut budget);
+    let h = hull(&mut l.cache.exprs, e, true, &mut memo, &mut budget);
     assert_ne!(h, e, "the nested intersection is replaced");
-    let cost0 = l.exprs.cost();
+    let cost0 = l.cache.exprs.cost();
     assert!(!l.is_live(e, cost0).unwrap());
     let mut full = DerivreLexer::with_limits(spec, limits).unwrap();
     let e = full.lexeme_exprs[0];
-    let cost0 = full.exprs.cost();
+    let cost0 = full.cache.exprs.cost();
     assert!(full.is_live_full(e, cost0).is_err(), "derivre alone runs out of fuel");
 }
 
@@ -392,8 +392,8 @@ fn finite_exclusions_inside_a_key_body_are_left_out() {
     s = l.advance(s, b'"').unwrap();
     let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{0,12}"#);
     assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
-    let r = l.reduced.get(&s).copied().filter(|&r| r != StateId::DEAD).expect("reduced");
-    assert_eq!(l.members.get(r.as_usize()).unwrap().len(), 1, "only the free key is left");
+    let r = l.cache.reduced.get(&s).copied().filter(|&r| r != StateId::DEAD).expect("reduced");
+    assert_eq!(l.cache.members.get(r.as_usize()).unwrap().len(), 1, "only the free key is left");
 
     let mut spec = LexerSpec::new();
     let x = RegexSpec::Concat(vec![
@@ -405,7 +405,7 @@ fn finite_exclusions_inside_a_key_body_are_left_out() {
     let s = l.start_state(&spec.all()).unwrap();
     let r = l.without_finite_exclusions(s).expect("the outer exclusion is left out");
     assert!(
-        l.exprs.expr_to_string(l.members.get(r.as_usize()).unwrap()[0].1).contains('¬'),
+        l.cache.exprs.expr_to_string(l.cache.members.get(r.as_usize()).unwrap()[0].1).contains('¬'),
         "the inner exclusion stays"
     );
 }
@@ -431,8 +431,8 @@ fn a_pattern_key_and_its_complement_walk_as_one_free_key() {
     }
     let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{0,12}"#);
     assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
-    let r = l.reduced.get(&s).copied().expect("the rule was tried");
-    assert_eq!(l.members[r.as_usize()].len(), 1, "one member for the pair");
+    let r = l.cache.reduced.get(&s).copied().expect("the rule was tried");
+    assert_eq!(l.cache.members[r.as_usize()].len(), 1, "one member for the pair");
 
     // Different bodies (`[a-z]` keys beside free ones): no pair, the members stay.
     let mut b = RegexBuilder::new();
@@ -440,16 +440,16 @@ fn a_pattern_key_and_its_complement_walk_as_one_free_key() {
     let free = b.mk(&RegexAst::Regex("[^\"]*".into())).unwrap();
     let p = b.mk(&RegexAst::Regex(".*ab.*".into())).unwrap();
     let mut l = lexer_over(b);
-    let not_p = l.exprs.mk_not(p);
-    let with_p = l.exprs.mk_and(&mut vec![narrow, p]);
-    let without_p = l.exprs.mk_and(&mut vec![free, not_p]);
+    let not_p = l.cache.exprs.mk_not(p);
+    let with_p = l.cache.exprs.mk_and(&mut vec![narrow, p]);
+    let without_p = l.cache.exprs.mk_and(&mut vec![free, not_p]);
     let mut members = vec![(LexemeIdx::new(0), with_p), (LexemeIdx::new(1), without_p)];
-    merge_complements(&mut l.exprs, &mut members);
+    merge_complements(&mut l.cache.exprs, &mut members);
     assert_eq!(members.len(), 2);
     // The same body: one member, the body.
-    let without_p = l.exprs.mk_and(&mut vec![narrow, not_p]);
+    let without_p = l.cache.exprs.mk_and(&mut vec![narrow, not_p]);
     let mut members = vec![(LexemeIdx::new(0), with_p), (LexemeIdx::new(1), without_p)];
-    merge_complements(&mut l.exprs, &mut members);
+    merge_complements(&mut l.cache.exprs, &mut members);
     assert_eq!(members, vec![(LexemeIdx::new(0), narrow)]);
 }
 
@@ -463,8 +463,8 @@ fn an_unanchored_pattern_inside_a_body_is_contained_from_its_head() {
     ]);
     let mut l = lexer(key);
     let s = l.start_state(&l.spec().all()).unwrap();
-    let e = l.members[s.as_usize()][0].1;
-    assert!(star_head(&l.exprs, e).is_none(), "not a plain B* R");
+    let e = l.cache.members[s.as_usize()][0].1;
+    assert!(star_head(&l.cache.exprs, e).is_none(), "not a plain B* R");
     assert!(l.star_head_in_body(e).is_some());
     let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{0,12}"#);
     assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
@@ -498,7 +498,7 @@ fn an_unanchored_pattern_inside_a_body_is_contained_from_its_head() {
     ]);
     let mut l = lexer(key);
     let s = l.start_state(&l.spec().all()).unwrap();
-    let e = l.members[s.as_usize()][0].1;
+    let e = l.cache.members[s.as_usize()][0].1;
     assert!(l.star_head_in_body(e).is_none());
 }
 
@@ -516,7 +516,7 @@ fn finite_exclusions_leave_a_free_body_contained() {
     s = l.advance(s, b'"').unwrap();
     let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{0,12}"#);
     assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
-    assert!(l.reduced.get(&s).is_some_and(|&r| r != StateId::DEAD));
+    assert!(l.cache.reduced.get(&s).is_some_and(|&r| r != StateId::DEAD));
     assert_eq!(l.check_prefixes_cheap(s, &query), Containment::Contained);
 
     let bounded = RegexSpec::And(vec![
@@ -528,7 +528,7 @@ fn finite_exclusions_leave_a_free_body_contained() {
     s = l.advance(s, b'"').unwrap();
     let query = RegexSpec::regex("[a-z]{0,2}");
     assert_ne!(l.check_prefixes(s, &query), Containment::Contained);
-    assert!(l.reduced.get(&s).is_some_and(|&r| r != StateId::DEAD), "the rule was tried");
+    assert!(l.cache.reduced.get(&s).is_some_and(|&r| r != StateId::DEAD), "the rule was tried");
 }
 
 /// An unanchored pattern of many words (`patternProperties`: any key holding one) holds
@@ -543,7 +543,7 @@ fn a_star_head_proves_an_unanchored_pattern_contained() {
     let mut s = l.start_state(&l.spec().all()).unwrap();
     s = l.advance(s, b'"').unwrap();
     let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{1,10}"#);
-    assert!(star_head(&l.exprs, l.members[s.as_usize()][0].1).is_some());
+    assert!(star_head(&l.cache.exprs, l.cache.members[s.as_usize()][0].1).is_some());
     assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
     // After a partial match the state is a union holding the `B* R` alternative.
     for &b in b"wax" {
@@ -554,6 +554,6 @@ fn a_star_head_proves_an_unanchored_pattern_contained() {
     // `[a-z]{0,3}x`: bounded, no `B*` head; strings of four letters are not prefixes.
     let mut l = lexer(RegexSpec::regex("[a-z]{0,3}x"));
     let s = l.start_state(&l.spec().all()).unwrap();
-    assert!(star_head(&l.exprs, l.members[s.as_usize()][0].1).is_none());
+    assert!(star_head(&l.cache.exprs, l.cache.members[s.as_usize()][0].1).is_none());
     assert_ne!(l.check_prefixes(s, &RegexSpec::regex("[a-z]{1,10}")), Containment::Contained);
 }
