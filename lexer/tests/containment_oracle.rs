@@ -1,0 +1,135 @@
+//! The containment proofs against brute force over a small alphabet: whenever
+//! `check_prefixes` (or `check_prefixes_cheap`) answers `Contained` for a query `C{m,n}` at
+//! a lexer state, every string of the query (up to a length bound) keeps the state alive,
+//! byte by byte. Random lexemes over `{a, b, c}` with concatenation, alternation, bounded and
+//! unbounded repeats, intersections and complements (the shapes the proof rules are about:
+//! `B & ~F` with `F` finite, `B* R`, tails), random positions, random queries.
+
+use lexer::{Containment, DerivreLexer, LexemeKind, Lexer, LexerSpec, RegexSpec, StateId};
+use proptest::prelude::*;
+
+/// The longest query string enumerated.
+const MAX_LEN: u32 = 6;
+
+fn atom() -> impl Strategy<Value = RegexSpec> {
+    prop_oneof![
+        prop::sample::select(vec!["a", "b", "c", "ab", "ba", "abc"]).prop_map(RegexSpec::literal),
+        prop::sample::select(vec!["[ab]", "[abc]", "[bc]", "a*", "[ab]*", "(ab)*", "[abc]{0,3}"])
+            .prop_map(RegexSpec::regex),
+    ]
+}
+
+fn regex() -> impl Strategy<Value = RegexSpec> {
+    atom().prop_recursive(3, 12, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 2..3).prop_map(RegexSpec::Concat),
+            prop::collection::vec(inner.clone(), 2..3).prop_map(RegexSpec::Or),
+            (inner.clone(), 0u32..2, prop::option::of(1u32..4)).prop_map(|(r, min, max)| {
+                RegexSpec::Repeat { expr: Box::new(r), min, max: max.map(|m| m + min) }
+            }),
+            // B & ~F, F finite (the free key beside named ones).
+            (
+                inner.clone(),
+                prop::collection::vec(prop::sample::select(vec!["a", "ab", "abc", "b"]), 1..3)
+            )
+                .prop_map(|(b, f)| {
+                    let f = RegexSpec::Or(f.into_iter().map(RegexSpec::literal).collect());
+                    RegexSpec::And(vec![b, RegexSpec::Not(Box::new(f))])
+                }),
+            // B* R (an unanchored pattern's shape).
+            (prop::sample::select(vec!["[ab]", "[abc]", "a"]), inner.clone()).prop_map(|(b, r)| {
+                RegexSpec::Concat(vec![RegexSpec::regex(format!("{b}*")), r])
+            }),
+            (inner.clone(), inner).prop_map(|(a, b)| RegexSpec::And(vec![a, b])),
+        ]
+    })
+}
+
+fn query() -> impl Strategy<Value = (String, u32, Option<u32>)> {
+    (
+        prop::sample::select(vec!["[a]", "[ab]", "[abc]", "[b]", "[bc]"]),
+        0u32..3,
+        prop::option::of(0u32..4),
+    )
+        .prop_map(|(c, m, n)| (c.to_string(), m.max(1), n.map(|n| n + m.max(1))))
+}
+
+/// Every string over `class` with length in `min..=max` (at most [`MAX_LEN`]).
+fn strings(class: &str, min: u32, max: u32) -> Vec<Vec<u8>> {
+    let letters: Vec<u8> = class.bytes().filter(|b| b.is_ascii_lowercase()).collect();
+    let mut out = Vec::new();
+    let mut layer: Vec<Vec<u8>> = vec![Vec::new()];
+    for len in 0..=max.min(MAX_LEN) {
+        if len >= min {
+            out.extend(layer.iter().cloned());
+        }
+        layer = layer
+            .iter()
+            .flat_map(|s| letters.iter().map(move |&c| [s.as_slice(), &[c]].concat()))
+            .collect();
+    }
+    out
+}
+
+fn alive_along(l: &mut DerivreLexer, state: StateId, s: &[u8]) -> bool {
+    let mut st = state;
+    for &b in s {
+        st = l.advance(st, b).expect("advance");
+        if st == StateId::DEAD {
+            return false;
+        }
+    }
+    true
+}
+
+#[test]
+fn contained_means_every_query_string_lives() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngSeed, TestRunner};
+    let mut runner = TestRunner::new(Config { rng_seed: RngSeed::Fixed(11), ..Config::default() });
+    let strat = (
+        prop::collection::vec(regex(), 1..3),
+        prop::collection::vec(prop::sample::select(vec![b'a', b'b', b'c']), 0..4),
+        query(),
+        any::<bool>(),
+    );
+    let (mut built, mut contained, mut strings_checked) = (0, 0, 0);
+    for _ in 0..600 {
+        let (lexemes, path, (class, min, max), cheap) =
+            strat.new_tree(&mut runner).expect("a case").current();
+        let mut spec = LexerSpec::new();
+        for (i, r) in lexemes.iter().enumerate() {
+            spec.add(format!("L{i}"), r.clone(), LexemeKind::Greedy);
+        }
+        let Ok(mut l) = DerivreLexer::new(&spec) else { continue };
+        let Ok(mut st) = l.start_state(&spec.all()) else { continue };
+        built += 1;
+        for &b in &path {
+            let next = l.advance(st, b).expect("advance");
+            if next == StateId::DEAD {
+                break;
+            }
+            st = next;
+        }
+        let q = match max {
+            Some(n) => RegexSpec::regex(format!("{class}{{{min},{n}}}")),
+            None => RegexSpec::regex(format!("{class}{{{min},}}")),
+        };
+        let answer = if cheap { l.check_prefixes_cheap(st, &q) } else { l.check_prefixes(st, &q) };
+        if answer != Containment::Contained {
+            continue;
+        }
+        contained += 1;
+        for s in strings(&class, min, max.unwrap_or(MAX_LEN)) {
+            strings_checked += 1;
+            assert!(
+                alive_along(&mut l, st, &s),
+                "{q:?} proved contained after {:?} but {:?} dies; lexemes {lexemes:?}",
+                String::from_utf8_lossy(&path),
+                String::from_utf8_lossy(&s)
+            );
+        }
+    }
+    println!("{built} lexers, {contained} Contained answers, {strings_checked} strings checked");
+    assert!(contained >= 30, "too few Contained answers to check: {contained}");
+}
