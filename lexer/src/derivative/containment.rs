@@ -145,11 +145,11 @@ impl DerivreLexer {
         // string body) contains every query on the class: one step, on transitions the trie
         // walk needs anyway, where derivre's symbolic check costs tens of µs per new state.
         // A first character that kills the lexeme settles it the other way. Anything else (a
-        // bounded string, a key state that tells first letters apart) goes on below. The
+        // bounded body, a state that tells first letters apart) goes on below. The
         // step is remembered: a deeper query walks again (warm); a step that gave up is taken
         // as given (at the first character that is nearly always more than `WALK_MAX_SET`
         // states, which a deeper walk meets too; tried: not remembering it cost ~5 % of
-        // MaskBench mask time). A cheap query steps without building new states.
+        // the benchmark corpus's mask time). A cheap query steps without building new states.
         if let Some((ci, max)) = q {
             if !self.cache.live_depths.contains_key(&own_key(ci)) {
                 let budget = if cheap { 0 } else { walk_new_states(1) };
@@ -160,14 +160,14 @@ impl DerivreLexer {
                 }
             }
         }
-        // A member `B* R` with `R` positive (an unanchored pattern: `.*(Red|Blue|…).*` under
-        // `patternProperties`, quoted) holds every string of `B*` as a prefix (`R` completes
+        // A member `B* R` with `R` positive (an unanchored pattern such as `.*(Red|Blue|…).*`
+        // inside quotes) holds every string of `B*` as a prefix (`R` completes
         // it), also inside a union after a few bytes (`B* R | <partial matches>`): where the
         // class walks from the state `B*` back to it after one character, every query on the
         // class is contained. The state's own walk tells apart every partial match of every
         // word (~200 states for thirty words: it gave up, and the slice was walked, 7-21 ms).
         // A cheap query takes a head state built already, and walks it building none.
-        // The state without its finite exclusions (named keys beside pattern keys:
+        // The state without its finite exclusions (literals excluded beside a pattern:
         // `S* & B* R & ~("k1"|…)`) counts too: a class string `c` there has infinitely many
         // completions `c b… w` (`b` a class character), finitely many of them excluded.
         if let Some((ci, _)) = q.filter(|_| !self.lazy_possible(state)) {
@@ -228,8 +228,9 @@ impl DerivreLexer {
                 }
                 _ => {
                     // A lexeme whose walk of this class built GAVE_UP_STATES new states or
-                    // more and gave up walks on the states built already from then on: a
-                    // word-count pattern under a `maxLength` has states by words x length
+                    // more and gave up walks on the states built already from then on:
+                    // `body{0,n} & words` (a word-count pattern under a length bound) has
+                    // states by words x length
                     // (x partial UTF-8 characters), and each walk built 200-350 (1-7 ms)
                     // to give up, in state after state of a decode (the trie walks the
                     // slice instead).
@@ -292,10 +293,10 @@ impl DerivreLexer {
             }
             all.push((lx, r));
         }
-        // Keys under both `patternProperties` and `additionalProperties` are `A & P` and
-        // `A & ~P`: one member `A` for the pair (the same strings), whose walk is a free
-        // key's, where the pair's own walk tells apart every partial match of the pattern
-        // (Github_hard---o57432, `sdkrel:.*`: every key mask 2-5 ms, the trie walked).
+        // Members `A & P` and `A & ~P` (a pattern and its complement over one body): one
+        // member `A` for the pair (the same strings), whose walk is the body's, where the
+        // pair's own walk tells apart every partial match of `P` (with `P = sdkrel:.*`, every
+        // such mask took 2-5 ms, the trie walked).
         let n = all.len();
         merge_complements(&mut self.cache.exprs, &mut all);
         if all.len() < n {

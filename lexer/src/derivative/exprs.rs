@@ -45,12 +45,12 @@ pub(super) mod tag {
 /// count their first byte): [`DerivreLexer::has_witness`] follows it with derivatives.
 /// `None` past `budget` nodes.
 ///
-/// `words` (for intersections with complements of infinite languages, a `oneOf` of
-/// unanchored patterns): a byte string counts its bytes (else the guess zigzags between two
+/// `words` (for intersections with complements of infinite languages, such as
+/// `X & ~(Y | Z)` with `Y`, `Z` unanchored patterns): a byte string counts its bytes (else the guess zigzags between two
 /// words, each counted 2 long), and an intersection with a complement among its operands
 /// takes the guess of its operand with the longest shortest string (the word a branch must
-/// hold, not the nullable body beside it). Not used elsewhere: it made every 40th MaskBench
-/// file's first masks +0.9 % instructions (longer walks of the guesses).
+/// hold, not the nullable body beside it). Not used elsewhere: it cost +0.9 % instructions
+/// on the first masks of the benchmark corpus (longer walks of the guesses).
 pub(super) fn shortest_guess(
     exprs: &ExprSet,
     e: ExprRef,
@@ -457,8 +457,8 @@ pub(super) fn put_tails(x: &mut ExprSet, head: ExprRef, tails: &[ExprRef]) -> Ex
 /// A superset of `e` with finitely many more strings, complements of finite languages
 /// left out where that adds finitely many: an intersection's operand `~F` (adds at most
 /// F), inside an intersection's other operands and a union's operands, and inside one
-/// element of a concatenation whose other element is finite (a free JSON key whose body
-/// excludes pattern keys, `(~"p" & body*) "\""`, adds at most `"p\""`). `None`: nothing
+/// element of a concatenation whose other element is finite (a quoted body that
+/// excludes a literal, `(~"p" & body*) "\""`, adds at most `"p\""`). `None`: nothing
 /// left out (or past `budget` nodes).
 pub(super) fn relax_finite(
     x: &mut ExprSet,

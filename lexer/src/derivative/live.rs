@@ -48,9 +48,8 @@ impl DerivreLexer {
     }
 
     /// [`is_live`](Self::is_live); `witness_first`: the witness is tried before the quick
-    /// relevance check, not after it (a start state's lexemes: a key lexeme `"…" &
-    /// ~("a"|"b")` took derivre's relevance check ~35 µs, in the first mask of nearly every
-    /// object schema, where `""` proves it in two derivatives).
+    /// relevance check, not after it (a start state's lexemes: `"…" & ~("a"|"b")` took
+    /// derivre's relevance check ~35 µs, where `""` proves it in two derivatives).
     pub(super) fn is_live_as(
         &mut self,
         e: ExprRef,
@@ -65,8 +64,8 @@ impl DerivreLexer {
         if self.cache.exprs.is_positive(e) || self.infinite_but_finitely_many(e) {
             return Ok(true);
         }
-        // An intersection with the complement of an infinite language (a `oneOf` of
-        // unanchored patterns: "holds `NEW` and none of the others' words") mostly runs
+        // An intersection with the complement of an infinite language (`.*NEW.* & ~(.*A.* |
+        // .*B.*)`: "holds `NEW` and none of the other words") mostly runs
         // derivre's quick check out (~0.2 ms each); a witness that completes the word the
         // string must hold proves it in a few derivatives. Its guesses read byte strings'
         // lengths exactly there (see `shortest_guess`).
@@ -84,7 +83,7 @@ impl DerivreLexer {
             self.check_step_fuel(cost0)?;
             return Ok(true);
         }
-        // An intersection of positive parts (a `maxLength` string with a `pattern`): a
+        // An intersection of positive parts (`body{0,n} & pattern`): a
         // string from its parts, before derivre's relevance check, which explores the
         // product and ran out of its quick fuel on a word-count pattern's new states.
         let mut budget = WITNESS_NODES;
@@ -98,8 +97,8 @@ impl DerivreLexer {
             self.check_step_fuel(cost0)?;
             return Ok(r);
         }
-        // An intersection with the complement of a superset of one of its operands (the
-        // `oneOf` of unanchored patterns: each branch excludes the others' words; once a
+        // An intersection with the complement of a superset of one of its operands (as in
+        // `.*A.* & ~(.*B.*)`, each alternative excluding the others' words; once a
         // string holds two of them, every branch is `a & ~(a · (ε | …))`): empty, read off
         // the structure, where derivre's relevance check took 20-55 ms.
         let mut budget = FINITE_NODES;
@@ -127,9 +126,9 @@ impl DerivreLexer {
         self.is_live_full(e, cost0)
     }
 
-    /// Whether `e` is live by its structure ([`surely_infinite`]): a free JSON key after a
-    /// few bytes, `[^"\\]*" & ~("me"|"ta")`, is live without a relevance check or a
-    /// witness (those took a quarter of a schema's first mask, in the first key's states).
+    /// Whether `e` is live by its structure ([`surely_infinite`]): after a few bytes,
+    /// `[^"\\]*" & ~("me"|"ta")` is live without a relevance check or a witness (those
+    /// took a quarter of such a lexer's first mask).
     pub(super) fn infinite_but_finitely_many(&mut self, e: ExprRef) -> bool {
         let mut budget = FINITE_NODES;
         surely_infinite(&self.cache.exprs, e, &mut budget, &mut self.cache.finite)
@@ -174,7 +173,7 @@ impl DerivreLexer {
     /// longest string among its operands' that every operand matches (derivatives of each
     /// operand alone, and the nullable flag). Exact when it answers; `None` says nothing.
     ///
-    /// A `maxLength` string with a word-count `pattern` is `body{0,n} & words`: the
+    /// A length-bounded body under a word-count pattern is `body{0,n} & words`: the
     /// intersection's own derivatives by a witness are new product expressions for each
     /// length, where the operands' are the counters and word states already known.
     pub(super) fn part_witness(&mut self, e: ExprRef, budget: &mut u32) -> Option<Arc<[u8]>> {
