@@ -1,0 +1,50 @@
+//! Forced bytes: the bytes every continuation must start with, found exactly by trying
+//! every byte at each position (the speculative stack entries are popped afterwards).
+
+use lexer::Lexer;
+
+use super::Parser;
+use crate::Error;
+
+impl<L: Lexer> Parser<L> {
+    /// The bytes every continuation must start with (empty if the grammar may end here or
+    /// several bytes are possible). Exact: found by trying every byte.
+    pub fn forced_bytes(&mut self) -> Result<Vec<u8>, Error> {
+        self.check_error()?;
+        let mut out = Vec::new();
+        let len0 = self.stack.len();
+        loop {
+            if out.len() >= 4096 {
+                break;
+            }
+            let r = self.row_if_ended()?;
+            if r.is_some_and(|r| {
+                let row = &self.chart.rows[r as usize];
+                row.accepting || row.has_special
+            }) {
+                break;
+            }
+            let mut only = None;
+            let mut count = 0;
+            for b in 0..=255u8 {
+                if self.push_byte(b)? {
+                    self.stack.pop();
+                    count += 1;
+                    only = Some(b);
+                    if count > 1 {
+                        break;
+                    }
+                }
+            }
+            match (count, only) {
+                (1, Some(b)) => {
+                    self.push_byte(b)?;
+                    out.push(b);
+                }
+                _ => break,
+            }
+        }
+        self.stack.truncate(len0);
+        Ok(out)
+    }
+}
