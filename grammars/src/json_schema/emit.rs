@@ -9,7 +9,7 @@ use hashbrown::HashMap;
 use lexer::RegexSpec;
 
 use super::numbers;
-use super::schema::{json_eq, Arr, Ctx, Exp, Node, Obj, Rx, SExpr, STRING_ANY};
+use super::schema::{json_eq, Arr, Ctx, Exp, LengthBounds, Node, Obj, Rx, SExpr, STRING_ANY};
 use crate::ir::{Expr, Rule, RuleAttrs};
 use crate::param::{ParamCond, ParamExpr};
 use crate::{Error, ErrorKind};
@@ -66,24 +66,11 @@ fn alt(mut v: Vec<Expr>) -> Expr {
     }
 }
 
-/// The length bounds of a content regex that only bounds the length (`(?s:.)*`,
-/// `(?s:.){m,n}`, `(?s:.){m,}`), or `None`.
-pub(crate) fn length_only(content: &RegexSpec) -> Option<(u32, Option<u32>)> {
-    let RegexSpec::Regex(s) = content else { return None };
-    if s == STRING_ANY {
-        return Some((0, None));
-    }
-    let inner = s.strip_prefix(super::ecma::ANY_CHAR)?.strip_prefix('{')?.strip_suffix('}')?;
-    let (lo, hi) = inner.split_once(',')?;
-    let lo = lo.parse().ok()?;
-    let hi = if hi.is_empty() { None } else { Some(hi.parse().ok()?) };
-    Some((lo, hi))
-}
-
 impl<'c, 'a> Emitter<'c, 'a> {
     /// `"` (raw character | allowed named escape | `\uXXXX` of any character, a surrogate
-    /// pair counting as one) repeated `lo..=hi` times `"`.
-    fn general_quote(&self, lo: u32, hi: Option<u32>) -> RegexSpec {
+    /// pair counting as one) repeated `len` times `"`.
+    fn general_quote(&self, len: LengthBounds) -> RegexSpec {
+        let (lo, hi) = (len.min, len.max);
         let named: String = self
             .escapes
             .as_deref()
@@ -133,13 +120,14 @@ impl<'c, 'a> Emitter<'c, 'a> {
         }
     }
 
-    fn key_lexeme(&self, content: RegexSpec) -> Expr {
-        Expr::Lexeme(self.key_spec(content))
+    fn key_lexeme(&self, content: RegexSpec, length_only: Option<LengthBounds>) -> Expr {
+        Expr::Lexeme(self.key_spec(content, length_only))
     }
 
     /// A JSON string holding exactly the strings of `content`, quoted canonically (or, with
     /// general escapes and a content constrained by length only, any character escaped).
-    fn key_spec(&self, content: RegexSpec) -> RegexSpec {
+    /// `length_only`: the length bounds where `content` is nothing more.
+    fn key_spec(&self, content: RegexSpec, length_only: Option<LengthBounds>) -> RegexSpec {
         let content = if self.excludes.is_empty() {
             content
         } else {
@@ -152,8 +140,8 @@ impl<'c, 'a> Emitter<'c, 'a> {
             RegexSpec::And(vec![content, RegexSpec::Not(Box::new(RegexSpec::Concat(inner)))])
         };
         if self.general_escapes && self.excludes.is_empty() {
-            if let Some((lo, hi)) = length_only(&content) {
-                return self.general_quote(lo, hi);
+            if let Some(len) = length_only {
+                return self.general_quote(len);
             }
         }
         RegexSpec::JsonQuote {
@@ -216,31 +204,27 @@ impl<'c, 'a> Emitter<'c, 'a> {
         // conjunct: NUMBER_NOEXP & INTEGER & C & ~(x.0) is exactly INT_PLAIN & C, and one
         // plain regex costs the lexer one derivative per byte where the intersection cost
         // three plus a non-emptiness check.
-        let plain_int = n.num.int_plain
-            && match &n.num.rx {
-                Rx::Some(r) if *r == integer => true,
-                Rx::Some(RegexSpec::And(xs)) => xs.contains(&integer),
-                _ => false,
-            };
+        let plain_int = n.num.int_plain && n.num.rx.has_conjunct(&integer);
         match &n.num.rx {
-            Rx::Some(r) if plain_int => {
+            Rx::And(v) if plain_int => {
                 // A constrained integer (other conjuncts beside INTEGER) never takes the
                 // spelling `-0`, as LLGuidance's; a bare integer does.
                 let no_neg0 = RegexSpec::Regex(numbers::INT_PLAIN_NO_NEG0.into());
-                num.push(match r {
-                    RegexSpec::And(xs) => RegexSpec::And(
-                        xs.iter()
-                            .map(|x| if *x == integer { no_neg0.clone() } else { x.clone() })
+                num.push(if v.len() > 1 {
+                    RegexSpec::And(
+                        v.iter()
+                            .map(|t| if t.is(&integer) { no_neg0.clone() } else { t.spec() })
                             .collect(),
-                    ),
-                    _ => RegexSpec::Regex(numbers::INT_PLAIN.into()),
+                    )
+                } else {
+                    RegexSpec::Regex(numbers::INT_PLAIN.into())
                 });
             }
             Rx::Nothing => {}
             Rx::All => num.push(RegexSpec::Regex(numbers::NUMBER_NOEXP.into())),
-            Rx::Some(r) => num.push(RegexSpec::And(vec![
+            rx @ Rx::And(_) => num.push(RegexSpec::And(vec![
                 RegexSpec::Regex(numbers::NUMBER_NOEXP.into()),
-                r.clone(),
+                rx.spec(numbers::NUMBER_NOEXP),
             ])),
         }
         if n.num.int_plain && !plain_int {
@@ -257,7 +241,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             _ => alts.push(Expr::Lexeme(RegexSpec::Or(num))),
         }
         if !n.str_.is_nothing() {
-            alts.push(self.key_lexeme(n.str_.spec(STRING_ANY)));
+            alts.push(self.key_lexeme(n.str_.spec(STRING_ANY), n.str_.length_only()));
         }
         for (i, a) in n.arr.iter().enumerate() {
             if let Some(e) = self.array(&format!("{name}_a{i}"), a)? {
@@ -486,7 +470,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             .enumerate()
             .map(|(i, (k, v, _))| {
                 let entry = vec![
-                    self.key_lexeme(RegexSpec::Literal(k.clone())),
+                    self.key_lexeme(RegexSpec::Literal(k.clone()), None),
                     sep(&self.key_sep),
                     self.r(v),
                 ];
@@ -573,7 +557,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
         // contains long string slices, where walking the lexer's DFA would have to tell
         // every prefix of every named key apart.
         let not_named = RegexSpec::Not(Box::new(RegexSpec::Or(
-            keys.iter().map(|k| self.key_spec(RegexSpec::Literal(k.clone()))).collect(),
+            keys.iter().map(|k| self.key_spec(RegexSpec::Literal(k.clone()), None)).collect(),
         )));
         for mask in 0u32..(1 << patterns.len()) {
             let mut parts = Vec::new();
@@ -596,23 +580,25 @@ impl<'c, 'a> Emitter<'c, 'a> {
             if v == SExpr::False || o.names.is_nothing() {
                 continue;
             }
-            let mut key = vec![RegexSpec::Regex(STRING_ANY.into())];
-            if let Rx::Some(r) = &o.names {
-                key.push(r.clone());
+            let mut key = vec![LengthBounds::ANY.regex()];
+            if let Some(r) = o.names.as_spec() {
+                key.push(r);
             }
             for (i, p) in patterns.iter().enumerate() {
                 let r = RegexSpec::Regex(p.clone());
                 key.push(if mask & (1 << i) != 0 { r } else { RegexSpec::Not(Box::new(r)) });
             }
+            // Nothing asked of the key but to be another key: any length.
+            let length_only = (key.len() == 1).then_some(LengthBounds::ANY);
             let body = if key.len() == 1 {
                 key.pop().unwrap_or(RegexSpec::NoMatch)
             } else {
                 RegexSpec::And(key)
             };
             let key = if keys.is_empty() {
-                self.key_spec(body)
+                self.key_spec(body, length_only)
             } else {
-                RegexSpec::And(vec![self.key_spec(body), not_named.clone()])
+                RegexSpec::And(vec![self.key_spec(body, length_only), not_named.clone()])
             };
             let value = self.r(&v);
             extras.push(Expr::Seq(vec![Expr::Lexeme(key), sep(&self.key_sep), value]));
@@ -639,7 +625,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
                     let (k, v, req) = &named[i];
                     if can_add {
                         let mut seq = self.sep(c == 0);
-                        seq.push(self.key_lexeme(RegexSpec::Literal(k.clone())));
+                        seq.push(self.key_lexeme(RegexSpec::Literal(k.clone()), None));
                         seq.push(sep(&self.key_sep));
                         seq.push(self.r(v));
                         seq.push(Expr::Rule(name(i + 1, next(c))));

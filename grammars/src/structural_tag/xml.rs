@@ -21,15 +21,20 @@
 //! Where this is stricter than XGrammar: `additionalProperties` beside `properties` is not
 //! offered (XGrammar's strict mode), `format` regexes are exact (dates by month length), and
 //! `excludes` also filters `pattern`/`format` strings nested in JSON values. `cohere_xml` and
-//! `minimax_m3_xml` (XML values all the way down) are in `xml_nested`.
+//! `minimax_m3_xml` (XML values all the way down) are in `xml_nested`; what both read of a
+//! parameter schema (`$ref`s included) is in `xml_params`.
 
 use lexer::RegexSpec;
 use serde_json::{Map, Value};
 
+use super::json::JsonOpts;
+use super::text::{or_lits, text_then, with_tail};
 use super::xml_nested::{Conv, Nested};
-use super::{err, text_then, Builder, JsonOpts};
-use crate::ir::{Expr, Rule, RuleAttrs};
-use crate::param::{ParamCond, ParamExpr};
+use super::xml_params::{
+    enum_values, required, resolve, string_raw, types, with_defs, ANY_ORDER_MAX,
+};
+use super::{err, Builder};
+use crate::ir::{Expr, RuleAttrs};
 use crate::{Error, ErrorKind};
 
 /// The XML-parameter styles.
@@ -132,80 +137,6 @@ fn json_type_of(v: &Value) -> &'static str {
     }
 }
 
-/// A local `$ref` (`#/$defs/x`, `#/definitions/x`, JSON pointers into the root) followed to
-/// its schema, a few levels deep; other schemas as they are.
-pub(super) fn resolve<'v>(root: &'v Value, mut s: &'v Value) -> &'v Value {
-    for _ in 0..16 {
-        let Some(r) = s.get("$ref").and_then(Value::as_str) else { return s };
-        let Some(ptr) = r.strip_prefix('#') else { return s };
-        let ptr = ptr.replace("~1", "/").replace("~0", "~");
-        match root.pointer(&ptr) {
-            Some(t) if t != s => s = t,
-            _ => return s,
-        }
-    }
-    s
-}
-
-/// `sub` with the root's `$defs`/`definitions`, so its local references resolve when it is
-/// compiled alone.
-pub(super) fn with_defs(root: &Value, sub: &Value) -> Value {
-    let mut sub = sub.clone();
-    if let (Some(o), Some(r)) = (sub.as_object_mut(), root.as_object()) {
-        for k in ["$defs", "definitions"] {
-            if let (Some(d), false) = (r.get(k), o.contains_key(k)) {
-                o.insert(k.into(), d.clone());
-            }
-        }
-    }
-    sub
-}
-
-pub(super) fn types(s: &Value) -> Vec<&str> {
-    match s.get("type") {
-        Some(Value::String(t)) => vec![t.as_str()],
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-        _ => vec![],
-    }
-}
-
-/// The values of an `enum` or `const`, if the schema has one.
-pub(super) fn enum_values(s: &Value) -> Option<Vec<&Value>> {
-    match (s.get("enum"), s.get("const")) {
-        (_, Some(c)) => Some(vec![c]),
-        (Some(Value::Array(a)), None) => Some(a.iter().collect()),
-        _ => None,
-    }
-}
-
-/// The alternatives of an `anyOf` (or else `oneOf`).
-pub(super) fn union_branches(s: &Value) -> Option<&Vec<Value>> {
-    ["anyOf", "oneOf"].iter().find_map(|k| s.get(*k).and_then(Value::as_array))
-}
-
-/// The names in `required`.
-pub(super) fn required(s: &Value) -> Vec<&str> {
-    s.get("required")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
-
-/// The schema's types: `type`, else `object` for `properties` and `array` for `items`;
-/// empty when none follows.
-pub(super) fn inferred_types(s: &Value) -> Vec<&str> {
-    let ts = types(s);
-    if !ts.is_empty() {
-        ts
-    } else if s.get("properties").is_some() {
-        vec!["object"]
-    } else if s.get("items").is_some() {
-        vec!["array"]
-    } else {
-        vec![]
-    }
-}
-
 /// A string schema with no constraint on its characters.
 fn plain_string(s: &Value) -> bool {
     types(s) == ["string"]
@@ -216,48 +147,6 @@ fn plain_string(s: &Value) -> bool {
 
 fn contains_any(s: &str, bad: &[String]) -> bool {
     bad.iter().any(|b| !b.is_empty() && s.contains(b.as_str()))
-}
-
-/// The largest `minLength`/`maxLength` of a raw XML value (a counted repeat in a regex).
-const MAX_LENGTH_BOUND: u64 = 100_000;
-
-/// The raw text of a string schema with a `pattern` (whole match), a known `format` or
-/// length bounds (dropped when there are `excludes`, as XGrammar does); `None`: any text.
-pub(super) fn string_raw(s: &Value, excludes: &[String]) -> Result<Option<RegexSpec>, Error> {
-    if let Some(p) = s.get("pattern").and_then(Value::as_str) {
-        let rx = crate::json_schema::translate_pattern(p, true)?;
-        return Ok(Some(RegexSpec::Regex(rx)));
-    }
-    if let Some(spec) =
-        s.get("format").and_then(Value::as_str).and_then(crate::json_schema::format_spec)
-    {
-        return Ok(Some(spec));
-    }
-    let len = |k: &str| s.get(k).and_then(Value::as_u64);
-    if (len("minLength").is_some() || len("maxLength").is_some()) && excludes.is_empty() {
-        let lo = len("minLength").unwrap_or(0);
-        let hi = len("maxLength");
-        if lo.max(hi.unwrap_or(0)) > MAX_LENGTH_BOUND {
-            return Err(err(
-                ErrorKind::Limit,
-                format!(
-                    "string length bound above the limit {MAX_LENGTH_BOUND} in an XML parameter"
-                ),
-            ));
-        }
-        if hi.is_some_and(|h| h < lo) {
-            return Err(err(
-                ErrorKind::Value,
-                format!(
-                    "minLength {lo} is above maxLength {} in an XML parameter",
-                    hi.unwrap_or(0)
-                ),
-            ));
-        }
-        let hi = hi.map(|h| h.to_string()).unwrap_or_default();
-        return Ok(Some(RegexSpec::Regex(format!("(?s:.){{{lo},{hi}}}"))));
-    }
-    Ok(None)
 }
 
 fn classify(root: &Value, sub: &Value, excludes: &[String]) -> Result<Kind, Error> {
@@ -349,7 +238,7 @@ impl Builder {
             _ => None,
         };
         if let Some(n) = nested {
-            return Conv::new(self, n, opts, schema).top(schema, tail.map(super::or_lits));
+            return Conv::new(self, n, opts, schema).top(schema, tail.map(or_lits));
         }
         let mut x = Xml { b: self, style, opts, ws_star: ws_star.clone(), root: schema };
         let s = resolve(schema, schema);
@@ -386,7 +275,7 @@ impl Builder {
             None => {
                 // Not an object of parameters: the JSON of the schema.
                 let e = self.json(schema, opts)?;
-                return Ok(super::with_tail(e, tail));
+                return Ok(with_tail(e, tail));
             }
         }
         match tail {
@@ -395,47 +284,10 @@ impl Builder {
                 min: 0,
                 max: Some(1),
             }),
-            Some(t) => seq.push(Expr::Lexeme(RegexSpec::Concat(vec![
-                RegexSpec::Regex(ws_star),
-                super::or_lits(t),
-            ]))),
+            Some(t) => seq
+                .push(Expr::Lexeme(RegexSpec::Concat(vec![RegexSpec::Regex(ws_star), or_lits(t)]))),
         }
         Ok(Expr::Seq(seq))
-    }
-}
-
-/// Most parameters `any_order` takes (one parameter bit each); more keep the declared order.
-pub(super) const ANY_ORDER_MAX: usize = 64;
-
-impl Builder {
-    /// `any_order`: the parameters in any order, each at most once, the required ones all
-    /// present (exact, where XGrammar checks neither presence nor uniqueness): one
-    /// parametric rule whose parameter has a bit per parameter written, instances made as
-    /// the parser reaches them.
-    pub(super) fn any_order(&mut self, items: Vec<(Expr, bool)>) -> Expr {
-        self.fresh += 1;
-        let name = format!("params_any_{}", self.fresh);
-        let mut done = ParamCond::True;
-        for (i, (_, req)) in items.iter().enumerate() {
-            if *req {
-                done = ParamCond::And(Box::new(done), Box::new(ParamCond::BitSet(i as u32)));
-            }
-        }
-        let mut alts = vec![Expr::If { cond: done, expr: Box::new(Expr::Empty) }];
-        for (i, (item, _)) in items.into_iter().enumerate() {
-            let next = Expr::Call { rule: name.clone(), arg: ParamExpr::BitOr(1 << i) };
-            alts.push(Expr::If {
-                cond: ParamCond::BitClear(i as u32),
-                expr: Box::new(Expr::Seq(vec![item, next])),
-            });
-        }
-        self.rules.push(Rule {
-            name: name.clone(),
-            body: Expr::Alt(alts),
-            attrs: RuleAttrs::default(),
-            param: true,
-        });
-        Expr::Call { rule: name, arg: ParamExpr::Value(0) }
     }
 }
 

@@ -25,10 +25,13 @@ use std::collections::HashMap;
 use lexer::RegexSpec;
 use serde_json::Value;
 
-use super::xml::{
-    enum_values, inferred_types, required, resolve, types, union_branches, with_defs,
+use super::json::JsonOpts;
+use super::text::{free_text, text_then};
+use super::xml_params::{
+    enum_values, inferred_types, required, resolve, string_raw, types, union_branches, with_defs,
+    ANY_ORDER_MAX,
 };
-use super::{err, free_text, text_then, Builder, JsonOpts};
+use super::{err, Builder};
 use crate::ir::{Expr, Rule, RuleAttrs};
 use crate::{Error, ErrorKind};
 
@@ -187,7 +190,7 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
             items.push((e, required.contains(&k.as_str())));
         }
         let tail = self.ws_end(end.clone());
-        if self.opts.any_order && items.len() > 1 && items.len() <= super::xml::ANY_ORDER_MAX {
+        if self.opts.any_order && items.len() > 1 && items.len() <= ANY_ORDER_MAX {
             return Ok(Expr::Seq(vec![self.b.any_order(items), tail]));
         }
         if self.style == Nested::MinimaxM3 && !items.iter().any(|(_, req)| *req) {
@@ -271,7 +274,7 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
         for t in ts {
             alts.push(match t {
                 "string" => {
-                    let raw = match super::xml::string_raw(s, &[])? {
+                    let raw = match string_raw(s, &[])? {
                         Some(r) => raw_alts(vec![r]),
                         None => Expr::Lexeme(text_then(&[], &[COHERE_CLOSE.into()], &[], None)),
                     };

@@ -1,0 +1,279 @@
+//! The set algebra of nodes: intersection, union and complement, each exact on every part of
+//! a node (regexes for numbers and strings; unions of structural constraints for arrays and
+//! objects, whose children stay expressions: a complement's children are the children's
+//! complements as expressions, normalized when reached). Complements that would not be
+//! exact are [`ErrorKind::Unsupported`] errors.
+
+use lexer::RegexSpec;
+use serde_json::Value;
+
+use super::node::{json_eq, Arr, Clause, Exp, Node, Num, Obj, SExpr};
+use super::rx::{LengthBounds, Rx, Term};
+use crate::json_schema::numbers;
+use crate::{Error, ErrorKind};
+
+/// The most alternatives an intersection of object or array constraints may produce (the
+/// product of the operands' alternatives).
+const MAX_ALTS: usize = 256;
+/// The most alternatives a union of object or array constraints may have.
+const MAX_UNION_ALTS: usize = 10_000;
+
+/// An [`ErrorKind::Unsupported`] error naming the keyword.
+pub(crate) fn unsupported(kw: &str, msg: &str) -> Error {
+    Error::new(ErrorKind::Unsupported, format!("{kw}: {msg}"))
+}
+
+/// `a ∩ b`.
+pub(crate) fn intersect(a: &Node, b: &Node) -> Result<Node, Error> {
+    let mut arr = Vec::new();
+    for x in &a.arr {
+        for y in &b.arr {
+            if x.is_any() {
+                arr.push(y.clone())
+            } else if y.is_any() {
+                arr.push(x.clone())
+            } else {
+                arr.push(x.and(y));
+            }
+        }
+    }
+    let mut obj = Vec::new();
+    for x in &a.obj {
+        for y in &b.obj {
+            if x.is_any() {
+                obj.push(y.clone())
+            } else if y.is_any() {
+                obj.push(x.clone())
+            } else {
+                obj.push(x.and(y));
+            }
+        }
+    }
+    // An intersection with one alternative never grows; a product beyond the limit fails.
+    let limit = |x: usize, y: usize| MAX_ALTS.max(x).max(y);
+    if arr.len() > limit(a.arr.len(), b.arr.len()) || obj.len() > limit(a.obj.len(), b.obj.len()) {
+        return Err(Error::new(ErrorKind::Limit, "too many alternatives in a schema intersection"));
+    }
+    let values = match (&a.values, &b.values) {
+        (Some(x), Some(y)) => {
+            Some(x.iter().filter(|v| y.iter().any(|w| json_eq(v, w))).cloned().collect())
+        }
+        (Some(x), None) | (None, Some(x)) => Some(x.clone()),
+        (None, None) => None,
+    };
+    let listed = |v: &Option<Vec<Value>>| v.as_ref().is_some_and(|v| !v.is_empty());
+    if listed(&a.values) && listed(&b.values) && values.as_ref().is_some_and(|v| v.is_empty()) {
+        // Both sides list their values and none is in both (`const` beside a disjoint
+        // `enum`). (An empty list alone does not say "nothing": nodes built up from
+        // nothing keep it while gaining objects or arrays.)
+        return Ok(Node::nothing());
+    }
+    let exp = match (a.num.exp, b.num.exp) {
+        (Exp::None, _) | (_, Exp::None) => Exp::None,
+        (Exp::All, x) | (x, Exp::All) => x,
+        _ => Exp::Unknown,
+    };
+    Ok(Node {
+        null: a.null && b.null,
+        t: a.t && b.t,
+        f: a.f && b.f,
+        num: Num {
+            rx: a.num.rx.and(&b.num.rx),
+            exp,
+            int_plain: a.num.int_plain || b.num.int_plain,
+        },
+        str_: a.str_.and(&b.str_),
+        str_approx: a.str_approx || b.str_approx,
+        arr,
+        obj,
+        values,
+    })
+}
+
+/// The complement of `a`: the instances `a` does not allow.
+pub(crate) fn complement(a: &Node) -> Result<Node, Error> {
+    if a.str_approx {
+        return Err(unsupported(
+            "not",
+            "the complement of an anchored `pattern` is inexact (set x-guidance pattern_search for JSON Schema's search semantics)",
+        ));
+    }
+    let mut n = Node {
+        null: !a.null,
+        t: !a.t,
+        f: !a.f,
+        num: Num {
+            rx: a.num.rx.not(Term::Regex(RegexSpec::Regex(numbers::NUMBER_NOEXP.into()))),
+            exp: match a.num.exp {
+                Exp::All => Exp::None,
+                Exp::None => Exp::All,
+                Exp::Unknown => Exp::Unknown,
+            },
+            int_plain: false,
+        },
+        str_: a.str_.not(Term::Len(LengthBounds::ANY)),
+        str_approx: false,
+        arr: vec![Arr::any()],
+        obj: vec![Obj::any()],
+        values: None,
+    };
+    // complement of a union = intersection of complements
+    for x in &a.arr {
+        let c = Node { arr: complement_arr(x)?, ..Node::any() };
+        n = intersect(&n, &c)?;
+    }
+    for x in &a.obj {
+        let c = Node { obj: complement_obj(x)?, ..Node::any() };
+        n = intersect(&n, &c)?;
+    }
+    Ok(n)
+}
+
+fn complement_arr(a: &Arr) -> Result<Vec<Arr>, Error> {
+    let mut out = Vec::new();
+    if a.min > 0 {
+        out.push(Arr { max: Some(a.min - 1), ..Arr::any() });
+    }
+    if let Some(m) = a.max {
+        out.push(Arr { min: m + 1, ..Arr::any() });
+    }
+    for (i, p) in a.prefix.iter().enumerate() {
+        if *p != SExpr::True {
+            let mut prefix = vec![SExpr::True; i];
+            prefix.push(SExpr::not(p));
+            out.push(Arr { prefix, min: i as u32 + 1, ..Arr::any() });
+        }
+    }
+    if a.items != SExpr::True {
+        let n = a.prefix.len();
+        let mut prefix = vec![SExpr::True; n];
+        if n == 0 {
+            out.push(Arr { contains: vec![(SExpr::not(&a.items), 1, None)], ..Arr::any() });
+        } else {
+            // some item after the prefix violates `items`
+            prefix.clear();
+            return Err(unsupported(
+                "not",
+                "the complement of `items` after `prefixItems` is not supported",
+            ));
+        }
+    }
+    for (c, lo, hi) in &a.contains {
+        if *lo > 0 {
+            out.push(Arr { contains: vec![(c.clone(), 0, Some(lo - 1))], ..Arr::any() });
+        }
+        if let Some(h) = hi {
+            out.push(Arr { contains: vec![(c.clone(), h + 1, None)], ..Arr::any() });
+        }
+    }
+    if a.unique {
+        return Err(unsupported("not", "the complement of `uniqueItems` is not supported"));
+    }
+    Ok(out)
+}
+
+fn complement_obj(a: &Obj) -> Result<Vec<Obj>, Error> {
+    let mut out = Vec::new();
+    if a.min > 0 {
+        out.push(Obj { max: Some(a.min - 1), ..Obj::any() });
+    }
+    if let Some(m) = a.max {
+        out.push(Obj { min: m + 1, ..Obj::any() });
+    }
+    for r in &a.required {
+        out.push(Obj {
+            clauses: vec![Clause {
+                props: vec![(r.clone(), SExpr::False)],
+                patterns: vec![],
+                additional: SExpr::True,
+            }],
+            ..Obj::any()
+        });
+    }
+    if a.names != Rx::All {
+        return Err(unsupported("not", "the complement of `propertyNames` is not supported"));
+    }
+    for c in &a.clauses {
+        if c.additional != SExpr::True || c.patterns.iter().any(|(_, s)| *s != SExpr::True) {
+            return Err(unsupported(
+                "not",
+                "the complement of `additionalProperties` or `patternProperties` is not supported",
+            ));
+        }
+        for (k, s) in &c.props {
+            if *s != SExpr::True {
+                out.push(Obj {
+                    clauses: vec![Clause {
+                        props: vec![(k.clone(), SExpr::not(s))],
+                        patterns: vec![],
+                        additional: SExpr::True,
+                    }],
+                    required: vec![k.clone()],
+                    ..Obj::any()
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The numbers of `a ∪ b` (exponent forms aside). `int_plain` leaves `1.0`-style integers
+/// out of one side only: a side with no numbers keeps the other's flag; otherwise the
+/// exclusion is written into that side's regex, so the union neither gains those forms from
+/// an `integer` branch (`anyOf: [string, integer]` rejects `80.0` as `integer` does) nor
+/// loses them from a `number` branch.
+fn union_num(a: Num, b: &Num) -> Num {
+    let exp = match (a.exp, b.exp) {
+        (Exp::All, _) | (_, Exp::All) => Exp::All,
+        (Exp::None, x) | (x, Exp::None) => x,
+        _ => Exp::Unknown,
+    };
+    let int_plain = match (&a.rx, &b.rx) {
+        (Rx::Nothing, _) => b.int_plain,
+        (_, Rx::Nothing) => a.int_plain,
+        _ => a.int_plain && b.int_plain,
+    };
+    let bake = |n: &Num| -> Rx {
+        match &n.rx {
+            Rx::And(_) | Rx::All if n.int_plain && !int_plain => {
+                Rx::regex(numbers::without_zero_fraction(n.rx.spec(numbers::NUMBER_NOEXP)))
+            }
+            x => x.clone(),
+        }
+    };
+    let rb = bake(b);
+    let ra = if a.int_plain && !int_plain { bake(&a) } else { a.rx };
+    Num { rx: ra.or_owned(&rb), exp, int_plain }
+}
+
+/// `a ∪ b`, consuming the accumulator `a` so that a fold over n alternatives (an `enum` of
+/// 100k strings) stays linear.
+pub(crate) fn union_into(a: Node, b: &Node) -> Result<Node, Error> {
+    let mut arr = a.arr;
+    arr.extend(b.arr.iter().cloned());
+    let mut obj = a.obj;
+    obj.extend(b.obj.iter().cloned());
+    if arr.len() > MAX_UNION_ALTS || obj.len() > MAX_UNION_ALTS {
+        return Err(Error::new(ErrorKind::Limit, "too many alternatives in a schema union"));
+    }
+    // an unconstrained alternative absorbs the others
+    let arr = if arr.iter().any(Arr::is_any) { vec![Arr::any()] } else { arr };
+    let obj = if obj.iter().any(Obj::is_any) { vec![Obj::any()] } else { obj };
+    Ok(Node {
+        null: a.null || b.null,
+        t: a.t || b.t,
+        f: a.f || b.f,
+        num: union_num(a.num, &b.num),
+        str_: a.str_.or_owned(&b.str_),
+        str_approx: a.str_approx || b.str_approx,
+        arr,
+        obj,
+        values: match (a.values, &b.values) {
+            (Some(mut x), Some(y)) => {
+                x.extend(y.iter().cloned());
+                Some(x)
+            }
+            _ => None,
+        },
+    })
+}

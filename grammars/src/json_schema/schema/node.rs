@@ -1,0 +1,249 @@
+//! The normal form's nodes: a schema expression ([`SExpr`]: a location, a constant, or a
+//! boolean combination of them) and what it normalizes to, a [`Node`] that splits the
+//! allowed instances by JSON type: numbers and strings as regexes ([`Rx`]), arrays and
+//! objects as unions of structural constraints ([`Arr`], [`Obj`]) whose children are again
+//! expressions.
+
+use serde_json::Value;
+
+use super::rx::Rx;
+use crate::json_schema::numbers::Decimal;
+
+/// A schema expression.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum SExpr {
+    /// Everything.
+    True,
+    /// Nothing.
+    False,
+    /// The schema at a location of the document.
+    At(String),
+    /// Exactly this value (JSON text).
+    Const(String),
+    /// All of them (sorted, deduplicated).
+    All(Vec<SExpr>),
+    /// Any of them.
+    Any(Vec<SExpr>),
+    /// The complement.
+    Not(Box<SExpr>),
+}
+
+impl SExpr {
+    pub fn all(v: Vec<SExpr>) -> SExpr {
+        let mut out = Vec::new();
+        for e in v {
+            match e {
+                SExpr::True => {}
+                SExpr::False => return SExpr::False,
+                SExpr::All(xs) => out.extend(xs),
+                e => out.push(e),
+            }
+        }
+        out.sort();
+        out.dedup();
+        match out.len() {
+            0 => SExpr::True,
+            1 => out.pop().unwrap_or(SExpr::True),
+            _ => SExpr::All(out),
+        }
+    }
+
+    pub fn and(a: &SExpr, b: &SExpr) -> SExpr {
+        SExpr::all(vec![a.clone(), b.clone()])
+    }
+
+    pub fn not(a: &SExpr) -> SExpr {
+        match a {
+            SExpr::True => SExpr::False,
+            SExpr::False => SExpr::True,
+            SExpr::Not(x) => (**x).clone(),
+            a => SExpr::Not(Box::new(a.clone())),
+        }
+    }
+}
+
+/// Which exponent-form numbers (`1e5`) are in a set: all, none, or unknown (emitted as none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Exp {
+    All,
+    None,
+    Unknown,
+}
+
+/// Numbers: the exponent-free ones by a regex (exact), the exponent forms by [`Exp`].
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Num {
+    pub rx: Rx,
+    pub exp: Exp,
+    /// Integer values written with a zero fraction (`1.0`) are left out of the grammar
+    /// (LLGuidance's and MaskBench's reading of `"type": "integer"`; a subset, so sound).
+    pub int_plain: bool,
+}
+
+/// An array constraint.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Arr {
+    pub prefix: Vec<SExpr>,
+    pub items: SExpr,
+    pub min: u32,
+    pub max: Option<u32>,
+    /// (schema, min count, max count)
+    pub contains: Vec<(SExpr, u32, Option<u32>)>,
+    pub unique: bool,
+}
+
+impl Arr {
+    pub fn any() -> Arr {
+        Arr {
+            prefix: vec![],
+            items: SExpr::True,
+            min: 0,
+            max: None,
+            contains: vec![],
+            unique: false,
+        }
+    }
+    pub fn at(&self, i: usize) -> &SExpr {
+        self.prefix.get(i).unwrap_or(&self.items)
+    }
+    pub fn and(&self, o: &Arr) -> Arr {
+        let n = self.prefix.len().max(o.prefix.len());
+        Arr {
+            prefix: (0..n).map(|i| SExpr::and(self.at(i), o.at(i))).collect(),
+            items: SExpr::and(&self.items, &o.items),
+            min: self.min.max(o.min),
+            max: min_opt(self.max, o.max),
+            contains: self.contains.iter().chain(&o.contains).cloned().collect(),
+            unique: self.unique || o.unique,
+        }
+    }
+    pub fn is_any(&self) -> bool {
+        *self == Arr::any()
+    }
+}
+
+/// What one schema says about an object's properties.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Clause {
+    pub props: Vec<(String, SExpr)>,
+    /// (Rust regex of the key, value schema)
+    pub patterns: Vec<(String, SExpr)>,
+    pub additional: SExpr,
+}
+
+/// An object constraint.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Obj {
+    pub clauses: Vec<Clause>,
+    pub required: Vec<String>,
+    pub min: u32,
+    pub max: Option<u32>,
+    /// What property names must match (a string-contents regex).
+    pub names: Rx,
+}
+
+impl Obj {
+    pub fn any() -> Obj {
+        Obj { clauses: vec![], required: vec![], min: 0, max: None, names: Rx::All }
+    }
+    pub fn and(&self, o: &Obj) -> Obj {
+        let mut required = self.required.clone();
+        for r in &o.required {
+            if !required.contains(r) {
+                required.push(r.clone());
+            }
+        }
+        Obj {
+            clauses: self.clauses.iter().chain(&o.clauses).cloned().collect(),
+            required,
+            min: self.min.max(o.min),
+            max: min_opt(self.max, o.max),
+            names: self.names.and(&o.names),
+        }
+    }
+    pub fn is_any(&self) -> bool {
+        self.required.is_empty()
+            && self.min == 0
+            && self.max.is_none()
+            && self.names == Rx::All
+            && self.clauses.iter().all(|c| {
+                c.props.iter().all(|(_, s)| *s == SExpr::True)
+                    && c.patterns.iter().all(|(_, s)| *s == SExpr::True)
+                    && c.additional == SExpr::True
+            })
+    }
+}
+
+/// The smaller of two upper bounds (`None`: unbounded).
+pub(crate) fn min_opt(a: Option<u32>, b: Option<u32>) -> Option<u32> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) | (None, x) => x,
+    }
+}
+
+/// A normalized schema: the allowed instances, split by type.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Node {
+    pub null: bool,
+    pub t: bool,
+    pub f: bool,
+    pub num: Num,
+    /// String contents.
+    pub str_: Rx,
+    /// `str_` is a subset of the schema's strings (anchored `pattern`s), so its complement
+    /// would be a superset: `not` refuses it.
+    pub str_approx: bool,
+    pub arr: Vec<Arr>,
+    pub obj: Vec<Obj>,
+    /// If known: the node's instances are among these values.
+    pub values: Option<Vec<Value>>,
+}
+
+impl Node {
+    pub fn any() -> Node {
+        Node {
+            null: true,
+            t: true,
+            f: true,
+            num: Num { rx: Rx::All, exp: Exp::All, int_plain: false },
+            str_: Rx::All,
+            str_approx: false,
+            arr: vec![Arr::any()],
+            obj: vec![Obj::any()],
+            values: None,
+        }
+    }
+    pub fn nothing() -> Node {
+        Node {
+            null: false,
+            t: false,
+            f: false,
+            num: Num { rx: Rx::Nothing, exp: Exp::None, int_plain: false },
+            str_: Rx::Nothing,
+            str_approx: false,
+            arr: vec![],
+            obj: vec![],
+            values: Some(vec![]),
+        }
+    }
+}
+
+/// Numeric equality-aware JSON equality.
+pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            match (Decimal::from_json(x), Decimal::from_json(y)) {
+                (Ok(x), Ok(y)) => x == y,
+                _ => false,
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
