@@ -56,13 +56,16 @@ fn number_bounds() {
     check(json!({"multipleOf": 0.5, "type": "number"}), &["1.5", "2", "-3.5"], &["1.25", "0.1"]);
 }
 
-/// A constrained integer never takes the spelling `-0` (as LLGuidance: its range regexes
-/// and enum literals do not produce it); a bare integer does.
+/// Negative zero as LLGuidance spells integers: not where the lower bound is 0 or more, nor
+/// for a `const`/`enum` zero; below a negative or no lower bound (and bare) it stays.
 #[test]
-fn bounded_integers_reject_negative_zero() {
+fn negative_zero_follows_the_lower_bound() {
     check(json!({"type": "integer", "minimum": 0}), &["0", "7"], &["-0", "-1"]);
-    check(json!({"type": "integer", "maximum": 10}), &["0", "-3", "10"], &["-0", "11"]);
-    check(json!({"type": "integer", "minimum": -5, "maximum": 5}), &["0", "-5"], &["-0", "-6"]);
+    check(json!({"type": "integer", "minimum": 0, "maximum": 5}), &["0", "5"], &["-0", "6"]);
+    check(json!({"type": "integer", "const": 0}), &["0"], &["-0"]);
+    check(json!({"type": "integer", "minimum": -20, "maximum": 20}), &["0", "-0", "-20"], &["-21"]);
+    check(json!({"type": "integer", "maximum": 10}), &["0", "-0", "-3", "10"], &["11"]);
+    check(json!({"type": "number", "minimum": 0}), &["0", "0.5"], &["-0", "-0.0"]);
     check(json!({"type": "integer"}), &["0", "-0", "-12"], &["1.5", "01"]);
 }
 

@@ -681,9 +681,32 @@ impl Matcher {
         } else {
             tok.tokenize_greedy(&bytes).map_err(Error::from)?
         };
+        // The last token is left out when the grammar could take a longer token that
+        // starts with it (as LLGuidance: ` green` closing a choice stays, `-` stays where
+        // no token `-…` fits, `"` before a free string goes): the model then picks the
+        // boundary. Without a parser view (token DFA), any longer token counts.
         if let Some(&last) = toks.last() {
-            if self.shared.trie.has_extensions(self.shared.tokenizer.vocab().token_bytes(last)) {
-                toks.pop();
+            let vocab = self.shared.tokenizer.vocab();
+            let last_bytes = vocab.token_bytes(last).to_vec();
+            if self.shared.trie.has_extensions(&last_bytes) {
+                // The trie's bytes (a special token's with its 0xFF marker), as forced.
+                let before: Vec<u8> = toks[..toks.len() - 1]
+                    .iter()
+                    .flat_map(|&t| vocab.token_bytes(t))
+                    .copied()
+                    .collect();
+                let extend = self.guarded(true, |m| {
+                    let shared = m.shared.clone();
+                    match &mut m.backend {
+                        Backend::Earley(p) => {
+                            Ok(p.has_allowed_extension(&shared.trie, &before, &last_bytes)?)
+                        }
+                        Backend::TokenDfa(_) => Ok(true),
+                    }
+                })?;
+                if extend {
+                    toks.pop();
+                }
             }
         }
         Ok(toks)

@@ -556,6 +556,11 @@ impl ServedMatcher {
         if self.error_message().is_some() {
             return false;
         }
+        // Nothing to undo: no change, a stop included (as LLGuidance; SGLang rolls back
+        // `n - 1` tokens after an EOS it accepted past the stop).
+        if n == 0 {
+            return true;
+        }
         self.moved();
         let m = self.inner.as_mut().expect("no error: a matcher");
         let have = m.tokens().len();

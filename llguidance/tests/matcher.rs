@@ -682,3 +682,19 @@ fn one_of_unanchored_patterns_accepts_each_word() {
         assert!(m.is_accepting().unwrap(), "{w}");
     }
 }
+
+/// Forced tokens keep their last token unless the grammar could take a longer token that
+/// starts with it (LLGuidance's rule): ` green` closing the grammar stays; before free
+/// letters (` greenhouse` fits) it goes.
+#[test]
+fn forced_tokens_keep_a_last_token_the_grammar_cannot_extend() {
+    let f = o200k_factory();
+    let tok = |s: &str| f.tokenizer().tokenize(s).unwrap();
+    let closed = GrammarSource::Lark(r#"start: "dark green""#.into());
+    let mut m = f.create_matcher(&closed).unwrap();
+    assert_eq!(m.compute_ff_tokens().unwrap(), tok("dark green"));
+    let open = GrammarSource::Lark(r#"start: "dark green" /[a-z]*/"#.into());
+    let mut m = f.create_matcher(&open).unwrap();
+    let all = tok("dark green");
+    assert_eq!(m.compute_ff_tokens().unwrap(), all[..all.len() - 1].to_vec());
+}

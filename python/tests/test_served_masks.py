@@ -51,3 +51,15 @@ def test_served_mask_token_is_in_the_pure_mask_along_a_walk(o200k):
         pure = set(bits(p.compute_bitmask()))
         assert served and served <= pure
         assert m.consume_token(t) == p.consume_token(t)
+
+
+def test_rollback_of_nothing_keeps_a_stop(o200k):
+    # LLGuidance: rollback(0) changes nothing, a stop included (SGLang calls it after an EOS
+    # accepted past the stop).
+    m = llg_rs.LLMatcher(o200k, 'start: "yes"')
+    assert m.consume_tokens(o200k.tokenize_str("yes"))
+    assert m.is_stopped() and m.stop_reason() == "NoExtension"
+    assert m.rollback(0)
+    assert m.is_stopped() and m.stop_reason() == "NoExtension"
+    assert m.rollback(1)
+    assert not m.is_stopped()

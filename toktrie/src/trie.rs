@@ -549,6 +549,44 @@ impl TokTrie {
         r.trie_finished();
     }
 
+    /// Whether `r`, after the bytes `before`, accepts some token that strictly extends the
+    /// token spelled `token` (a longer token whose bytes start with it): the check behind
+    /// forced tokens, whose last token is left out only when the grammar could take a
+    /// longer one there. False when `r` does not take `before` and `token` themselves.
+    pub fn has_allowed_extension<R: Recognizer>(
+        &self,
+        r: &mut R,
+        before: &[u8],
+        token: &[u8],
+    ) -> bool {
+        let Some(node) = self.node_at_bytes(token) else { return false };
+        if self.subtree_size(node) <= 1 {
+            return false;
+        }
+        r.trie_started();
+        let mut pushed = 0;
+        let path = before.iter().chain(token);
+        let mut all = true;
+        for &b in path {
+            if !r.try_push_byte(b) {
+                all = false;
+                break;
+            }
+            pushed += 1;
+        }
+        let mut found = false;
+        if all {
+            let mut mask = TokenSet::new(self.vocab_size);
+            self.walk_clamped(r, &mut mask, node + 1, node + self.subtree_size(node));
+            found = !mask.is_empty();
+        }
+        if pushed > 0 {
+            r.pop_bytes(pushed);
+        }
+        r.trie_finished();
+        found
+    }
+
     /// Walks the regular tokens (the 0xFF subtree left out) with a byte automaton that
     /// decides what it can: `step(state, byte)` is `Some(Some(next))` (accepted),
     /// `Some(None)` (rejected) or `None` (undecided: the node goes to the frontier with

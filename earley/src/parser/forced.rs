@@ -48,3 +48,22 @@ impl<L: Lexer> Parser<L> {
         Ok(out)
     }
 }
+
+impl<L: Lexer> Parser<L> {
+    /// Whether the grammar, after the bytes `before`, takes a token of `trie` that strictly
+    /// extends the token spelled `token` (see [`TokTrie::has_allowed_extension`]): forced
+    /// tokens leave their last token out only then.
+    ///
+    /// [`TokTrie::has_allowed_extension`]: toktrie::TokTrie::has_allowed_extension
+    pub fn has_allowed_extension(
+        &mut self,
+        trie: &toktrie::TokTrie,
+        before: &[u8],
+        token: &[u8],
+    ) -> Result<bool, Error> {
+        self.check_error()?;
+        let r = trie.has_allowed_extension(self, before, token);
+        self.check_error()?;
+        Ok(r)
+    }
+}

@@ -207,13 +207,11 @@ impl<'c, 'a> Emitter<'c, 'a> {
         let plain_int = n.num.int_plain && n.num.rx.has_conjunct(&integer);
         match &n.num.rx {
             Rx::And(v) if plain_int => {
-                // A constrained integer (other conjuncts beside INTEGER) never takes the
-                // spelling `-0`, as LLGuidance's; a bare integer does.
-                let no_neg0 = RegexSpec::Regex(numbers::INT_PLAIN_NO_NEG0.into());
+                let int_plain = RegexSpec::Regex(numbers::INT_PLAIN.into());
                 num.push(if v.len() > 1 {
                     RegexSpec::And(
                         v.iter()
-                            .map(|t| if t.is(&integer) { no_neg0.clone() } else { t.spec() })
+                            .map(|t| if t.is(&integer) { int_plain.clone() } else { t.spec() })
                             .collect(),
                     )
                 } else {

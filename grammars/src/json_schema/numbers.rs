@@ -2,7 +2,11 @@
 //! (exponent-free) JSON number syntax.
 //!
 //! Every regex here describes *exactly* the exponent-free JSON numbers (`-?(0|[1-9][0-9]*)
-//! (\.[0-9]+)?`) whose value satisfies the constraint, `-0` included.
+//! (\.[0-9]+)?`) whose value satisfies the constraint, with one exception taken from
+//! LLGuidance: the spellings of negative zero (`-0`, `-0.0`) are left out where the lower
+//! bound is 0 or more (`minimum: 0` spells no negative number) and for an exact zero
+//! (`const: 0`, `enum: [0]` are the literal `0`); below a negative or no lower bound they
+//! stay (LLGuidance spells the negative side as `-` and a range from 0).
 
 use crate::{Error, ErrorKind};
 use lexer::RegexSpec;
@@ -23,10 +27,6 @@ pub(crate) fn without_zero_fraction(r: RegexSpec) -> RegexSpec {
 }
 /// Integers without a fraction.
 pub(crate) const INT_PLAIN: &str = r"-?(?:0|[1-9][0-9]*)";
-/// Integers without a fraction, `-0` excluded: the spelling of a constrained integer (with
-/// bounds, `multipleOf`, `enum` or `const`), as LLGuidance spells one (its range regexes
-/// and enum literals never produce `-0`; a bare `{"type": "integer"}` allows it).
-pub(crate) const INT_PLAIN_NO_NEG0: &str = r"(?:0|-?[1-9][0-9]*)";
 
 /// An exact decimal: sign, integer digits (no leading zeros, "0" for zero), fraction digits
 /// (no trailing zeros).
@@ -236,11 +236,8 @@ fn le_nonneg(d: &Decimal, strict: bool) -> String {
 /// Numbers >= d (> d if strict), exponent-free syntax.
 pub(crate) fn ge(d: &Decimal, strict: bool) -> String {
     if !d.neg {
-        let mut v = vec![ge_nonneg(d, strict)];
-        if d.is_zero() && !strict {
-            v.push(r"-0(?:\.0+)?".to_string());
-        }
-        alt(v)
+        // No negative spelling, `-0` included (see the module documentation).
+        ge_nonneg(d, strict)
     } else {
         alt(vec![NONNEG.to_string(), format!("-{}", le_nonneg(&d.abs(), strict))])
     }
@@ -261,7 +258,7 @@ pub(crate) fn le(d: &Decimal, strict: bool) -> String {
 /// Exactly the value d, exponent-free syntax.
 pub(crate) fn exact(d: &Decimal) -> String {
     if d.is_zero() {
-        return r"-?0(?:\.0+)?".to_string();
+        return r"0(?:\.0+)?".to_string();
     }
     let sign = if d.neg { "-" } else { "" };
     if d.frac.is_empty() {
@@ -326,7 +323,12 @@ mod tests {
                 let re = Regex::new(&format!("^(?:{rx})$")).unwrap();
                 for s in &samples {
                     let x: f64 = s.parse().unwrap();
-                    assert_eq!(re.is_match(s), f(x, bv), "bound {b} rx {rx} sample {s}");
+                    // Negative zero is spelled only below a negative (or no) lower bound.
+                    let neg_zero = x == 0.0 && s.starts_with('-');
+                    let is_ge = rx == ge(&d, false) || rx == ge(&d, true);
+                    let lower_bound_nonneg = (is_ge && !d.neg) || rx == exact(&d);
+                    let want = f(x, bv) && !(neg_zero && lower_bound_nonneg);
+                    assert_eq!(re.is_match(s), want, "bound {b} rx {rx} sample {s}");
                 }
             }
         }
