@@ -50,9 +50,12 @@ mod format;
 mod json;
 mod tags;
 mod text;
+mod warm_up;
 mod xml;
 mod xml_nested;
 mod xml_params;
+
+pub use warm_up::warm_up_texts;
 
 /// Nesting limit of formats.
 pub const MAX_DEPTH: usize = 100;
