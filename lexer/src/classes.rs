@@ -6,9 +6,6 @@
 //! every atomic byte set of every expression (and everything the engine derives from them:
 //! complements, intersections, JSON escapes) is a union of classes.
 
-use regex_syntax::hir::{Class, Hir, HirKind};
-use regex_syntax::utf8::Utf8Sequences;
-
 use crate::{LexerSpec, RegexSpec};
 
 /// A map from byte to class index; classes are intervals of byte values.
@@ -81,13 +78,6 @@ fn regex_boundaries(rx: &str) -> [bool; 256] {
     crate::parsed::parsed(rx).boundaries
 }
 
-/// The class boundaries a parsed regex needs.
-pub(crate) fn hir_boundaries(hir: &Hir) -> [bool; 256] {
-    let mut b = Boundaries::default();
-    b.add_hir(hir);
-    b.after
-}
-
 impl Boundaries {
     fn range(&mut self, lo: u8, hi: u8) {
         if lo > 0 {
@@ -148,31 +138,6 @@ impl Boundaries {
             | RegexSpec::LookAhead(_)
             | RegexSpec::Empty
             | RegexSpec::NoMatch => {}
-        }
-    }
-
-    fn add_hir(&mut self, hir: &Hir) {
-        let mut todo = vec![hir];
-        while let Some(h) = todo.pop() {
-            match h.kind() {
-                HirKind::Empty | HirKind::Look(_) => {}
-                HirKind::Literal(lit) => lit.0.iter().for_each(|&b| self.range(b, b)),
-                HirKind::Class(Class::Bytes(c)) => {
-                    c.ranges().iter().for_each(|r| self.range(r.start(), r.end()))
-                }
-                HirKind::Class(Class::Unicode(c)) => {
-                    for r in c.ranges() {
-                        for seq in Utf8Sequences::new(r.start(), r.end()) {
-                            for br in seq.as_slice() {
-                                self.range(br.start, br.end);
-                            }
-                        }
-                    }
-                }
-                HirKind::Repetition(r) => todo.push(&r.sub),
-                HirKind::Capture(c) => todo.push(&c.sub),
-                HirKind::Concat(v) | HirKind::Alternation(v) => todo.extend(v.iter()),
-            }
         }
     }
 

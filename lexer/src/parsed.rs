@@ -1,8 +1,8 @@
-//! Regexes parsed once per process. A `RegexSpec::Regex` string is read several ways:
+//! Regexes parsed once per process (a leaf module: it imports nothing of the crate). A `RegexSpec::Regex` string is read several ways:
 //! whether it parses ([`regex_check`]) and matches the empty string ([`regex_nullable`]),
 //! both asked by the grammar compilers, the byte-class boundaries it needs
 //! ([`crate::ByteClasses`]), the fewest and most characters of its strings
-//! ([`RegexSpec::char_len_bounds`], for the JSON Schema compiler's length bounds), and, with
+//! ([`crate::RegexSpec::char_len_bounds`], for the JSON Schema compiler's length bounds), and, with
 //! derivre, its expression. Each was a `regex_syntax` parse of its own (four process memos),
 //! every time a grammar was built: a `date-time` format (its leap-second relations are ~100
 //! small regexes) cost 11 of a `{"t": date-time}` schema's 15 M compile instructions. Here
@@ -21,8 +21,6 @@ use derivre::RegexAst;
 use hashbrown::HashMap;
 use regex_syntax::hir::{Class, Hir, HirKind};
 
-use crate::RegexSpec;
-
 /// Memory the memo may hold (approximate bytes); cleared past it.
 const MAX_BYTES: usize = 16 << 20;
 /// Regexes longer than this are not kept (each is parsed every time).
@@ -40,7 +38,7 @@ pub(crate) struct Parsed {
     /// The byte-class boundaries the regex needs (`after[b]`: a class ends at `b`); none
     /// when it does not parse.
     pub(crate) boundaries: [bool; 256],
-    /// [`RegexSpec::char_len_bounds`] of the regex.
+    /// [`crate::RegexSpec::char_len_bounds`] of the regex.
     pub(crate) char_bounds: Option<(u32, Option<u32>)>,
     /// The structural AST, where the translation covers the regex.
     #[cfg(feature = "derivre")]
@@ -108,7 +106,7 @@ fn parse(rx: &str) -> (Parsed, usize) {
     let p = Parsed {
         error: None,
         nullable: hir.properties().minimum_len() == Some(0),
-        boundaries: crate::classes::hir_boundaries(&hir),
+        boundaries: hir_boundaries(&hir),
         char_bounds: hir_char_bounds(&hir),
         #[cfg(feature = "derivre")]
         ast,
@@ -137,38 +135,11 @@ pub fn regex_nullable(rx: &str) -> bool {
     parsed(rx).nullable
 }
 
-impl RegexSpec {
-    /// The fewest and most characters (Unicode scalar values) of the strings this matches
-    /// (`None` for the most: no bound), read off its structure; `None` when not known (a
-    /// regex that does not parse, byte sets and byte strings, `multipleOf`, JSON quoting).
-    pub fn char_len_bounds(&self) -> Option<(u32, Option<u32>)> {
-        match self {
-            RegexSpec::Literal(l) => {
-                let n = l.chars().count() as u32;
-                Some((n, Some(n)))
-            }
-            RegexSpec::Regex(s) => parsed(s).char_bounds,
-            // Any conjunct's bounds hold for the intersection; the tightest of those known.
-            RegexSpec::And(xs) => {
-                xs.iter().filter_map(RegexSpec::char_len_bounds).reduce(|a, b| {
-                    let max = match (a.1, b.1) {
-                        (Some(x), Some(y)) => Some(x.min(y)),
-                        (x, None) | (None, x) => x,
-                    };
-                    (a.0.max(b.0), max)
-                })
-            }
-            RegexSpec::Concat(xs) => concat_bounds(xs.iter().map(RegexSpec::char_len_bounds)),
-            RegexSpec::Or(xs) => or_bounds(xs.iter().map(RegexSpec::char_len_bounds)),
-            _ => None,
-        }
-    }
-}
-
-type Bounds = Option<(u32, Option<u32>)>;
+/// Character-length bounds: (fewest, most) characters, `None` for most: no bound.
+pub(crate) type Bounds = Option<(u32, Option<u32>)>;
 
 /// The bounds of a concatenation from its parts' (`None` if any is unknown).
-fn concat_bounds(parts: impl Iterator<Item = Bounds>) -> Bounds {
+pub(crate) fn concat_bounds(parts: impl Iterator<Item = Bounds>) -> Bounds {
     parts.into_iter().try_fold((0u32, Some(0u32)), |a, b| {
         let b = b?;
         Some((a.0.saturating_add(b.0), a.1.zip(b.1).map(|(p, q)| p.saturating_add(q))))
@@ -176,7 +147,7 @@ fn concat_bounds(parts: impl Iterator<Item = Bounds>) -> Bounds {
 }
 
 /// The bounds of a union from its alternatives' (`None` if any is unknown, or none).
-fn or_bounds(mut alts: impl Iterator<Item = Bounds>) -> Bounds {
+pub(crate) fn or_bounds(mut alts: impl Iterator<Item = Bounds>) -> Bounds {
     let first = alts.next()??;
     alts.try_fold(first, |a, b| {
         let b = b?;
@@ -184,7 +155,7 @@ fn or_bounds(mut alts: impl Iterator<Item = Bounds>) -> Bounds {
     })
 }
 
-/// [`RegexSpec::char_len_bounds`] of a parsed regex (Unicode classes: one character each).
+/// [`crate::RegexSpec::char_len_bounds`] of a parsed regex (Unicode classes: one character each).
 fn hir_char_bounds(h: &Hir) -> Bounds {
     Some(match h.kind() {
         HirKind::Empty | HirKind::Look(_) => (0, Some(0)),
@@ -211,7 +182,6 @@ fn hir_char_bounds(h: &Hir) -> Bounds {
 
 #[cfg(feature = "derivre")]
 fn to_ast(h: &Hir, nodes: &mut usize) -> Option<RegexAst> {
-    use crate::derivative::byte_set;
     *nodes += 1;
     let all = |v: &[Hir], nodes: &mut usize| -> Option<Vec<RegexAst>> {
         v.iter().map(|h| to_ast(h, nodes)).collect()
@@ -240,6 +210,62 @@ fn to_ast(h: &Hir, nodes: &mut usize) -> Option<RegexAst> {
         HirKind::Alternation(v) => RegexAst::Or(all(v, nodes)?),
         HirKind::Look(_) => return None,
     })
+}
+
+/// The byte-class boundaries a parsed regex needs (`after[b]`: a class ends at `b`): every
+/// literal byte, every byte range of a class, every UTF-8 byte range of a Unicode class.
+fn hir_boundaries(hir: &Hir) -> [bool; 256] {
+    let mut after = [false; 256];
+    let mut range = |lo: u8, hi: u8| {
+        if lo > 0 {
+            after[lo as usize - 1] = true;
+        }
+        after[hi as usize] = true;
+    };
+    let mut todo = vec![hir];
+    while let Some(h) = todo.pop() {
+        match h.kind() {
+            HirKind::Empty | HirKind::Look(_) => {}
+            HirKind::Literal(lit) => lit.0.iter().for_each(|&b| range(b, b)),
+            HirKind::Class(Class::Bytes(c)) => {
+                c.ranges().iter().for_each(|r| range(r.start(), r.end()))
+            }
+            HirKind::Class(Class::Unicode(c)) => {
+                for r in c.ranges() {
+                    for seq in regex_syntax::utf8::Utf8Sequences::new(r.start(), r.end()) {
+                        for br in seq.as_slice() {
+                            range(br.start, br.end);
+                        }
+                    }
+                }
+            }
+            HirKind::Repetition(r) => todo.push(&r.sub),
+            HirKind::Capture(c) => todo.push(&c.sub),
+            HirKind::Concat(v) | HirKind::Alternation(v) => todo.extend(v.iter()),
+        }
+    }
+    after
+}
+
+#[cfg(feature = "derivre")]
+/// A byte set as derivre wants it: `Byte` for one byte, `ByteSet` (8 words) for more,
+/// `NoMatch` for none (derivre expects byte sets of at least two bytes).
+pub(crate) fn byte_set(ranges: &[(u8, u8)]) -> RegexAst {
+    let mut set = [0u32; 8];
+    for &(lo, hi) in ranges {
+        for x in lo..=hi {
+            set[x as usize / 32] |= 1 << (x % 32);
+        }
+    }
+    let n: u32 = set.iter().map(|w| w.count_ones()).sum();
+    match n {
+        0 => RegexAst::NoMatch,
+        1 => {
+            let b = (0..=255u8).find(|&b| set[b as usize / 32] & (1 << (b % 32)) != 0).unwrap_or(0);
+            RegexAst::Byte(b)
+        }
+        _ => RegexAst::ByteSet(set.to_vec()),
+    }
 }
 
 #[cfg(all(test, feature = "derivre"))]

@@ -375,3 +375,35 @@ impl LexerSpec {
             .collect()
     }
 }
+
+impl RegexSpec {
+    /// The fewest and most characters (Unicode scalar values) of the strings this matches
+    /// (`None` for the most: no bound), read off its structure; `None` when not known (a
+    /// regex that does not parse, byte sets and byte strings, `multipleOf`, JSON quoting).
+    pub fn char_len_bounds(&self) -> Option<(u32, Option<u32>)> {
+        match self {
+            RegexSpec::Literal(l) => {
+                let n = l.chars().count() as u32;
+                Some((n, Some(n)))
+            }
+            RegexSpec::Regex(s) => crate::parsed::parsed(s).char_bounds,
+            // Any conjunct's bounds hold for the intersection; the tightest of those known.
+            RegexSpec::And(xs) => {
+                xs.iter().filter_map(RegexSpec::char_len_bounds).reduce(|a, b| {
+                    let max = match (a.1, b.1) {
+                        (Some(x), Some(y)) => Some(x.min(y)),
+                        (x, None) | (None, x) => x,
+                    };
+                    (a.0.max(b.0), max)
+                })
+            }
+            RegexSpec::Concat(xs) => {
+                crate::parsed::concat_bounds(xs.iter().map(RegexSpec::char_len_bounds))
+            }
+            RegexSpec::Or(xs) => {
+                crate::parsed::or_bounds(xs.iter().map(RegexSpec::char_len_bounds))
+            }
+            _ => None,
+        }
+    }
+}

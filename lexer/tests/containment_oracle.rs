@@ -5,6 +5,8 @@
 //! unbounded repeats, intersections and complements (the shapes the proof rules are about:
 //! `B & ~F` with `F` finite, `B* R`, tails), random positions, random queries.
 
+#![cfg(feature = "derivre")]
+
 use lexer::{Containment, DerivreLexer, LexemeKind, Lexer, LexerSpec, RegexSpec, StateId};
 use proptest::prelude::*;
 

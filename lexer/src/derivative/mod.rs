@@ -29,7 +29,7 @@ use partitions::*;
 use states::*;
 use translate::*;
 
-pub(crate) use translate::byte_set;
+use crate::parsed::byte_set;
 
 use std::hash::BuildHasher;
 use std::sync::Arc;

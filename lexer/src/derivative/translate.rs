@@ -66,26 +66,6 @@ pub(super) fn distinct_alternatives(x: &ExprSet, args: &[ExprRef]) -> Vec<ExprRe
     flat
 }
 
-/// A byte set as derivre wants it: `Byte` for one byte, `ByteSet` (8 words) for more,
-/// `NoMatch` for none (derivre expects byte sets of at least two bytes).
-pub(crate) fn byte_set(ranges: &[(u8, u8)]) -> RegexAst {
-    let mut set = [0u32; 8];
-    for &(lo, hi) in ranges {
-        for x in lo..=hi {
-            set[x as usize / 32] |= 1 << (x % 32);
-        }
-    }
-    let n: u32 = set.iter().map(|w| w.count_ones()).sum();
-    match n {
-        0 => RegexAst::NoMatch,
-        1 => {
-            let b = (0..=255u8).find(|&b| set[b as usize / 32] & (1 << (b % 32)) != 0).unwrap_or(0);
-            RegexAst::Byte(b)
-        }
-        _ => RegexAst::ByteSet(set.to_vec()),
-    }
-}
-
 /// Translates one spec node into derivre, given its children's expressions.
 pub(super) fn translate(
     b: &mut RegexBuilder,
