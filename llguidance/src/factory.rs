@@ -160,6 +160,7 @@ impl ParserFactory {
                 slices: Some(Arc::new(slices)),
                 lexers: Default::default(),
                 plain: false,
+                forced_memo: Default::default(),
             }),
         })
     }

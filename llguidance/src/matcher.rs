@@ -674,13 +674,7 @@ impl Matcher {
         if bytes.is_empty() {
             return Ok(Vec::new());
         }
-        let tok = &self.shared.tokenizer;
-        // Without a canonical tokenizer (a vocabulary given as bytes), longest match.
-        let mut toks = if tok.has_canonical() {
-            tok.tokenize_bytes(&bytes).map_err(Error::from)?
-        } else {
-            tok.tokenize_greedy(&bytes).map_err(Error::from)?
-        };
+        let mut toks = self.shared.tokenize_forced(&bytes)?;
         // The last token is left out when the grammar could take a longer token that
         // starts with it (as LLGuidance: ` green` closing a choice stays, `-` stays where
         // no token `-…` fits, `"` before a free string goes): the model then picks the

@@ -37,9 +37,39 @@ pub(crate) struct Shared {
     pub(crate) lexers: GrammarLexers,
     /// The plain computation ([`ParserFactory::plain`]): no proof, no shortcut, no cache.
     pub(crate) plain: bool,
+    /// Tokenizations of forced bytes (the same keys and literals come back at every
+    /// sequence of a grammar; one costs ~8 µs with a HF tokenizer). At most
+    /// [`FORCED_MEMO`] entries, cleared when full.
+    pub(crate) forced_memo: Mutex<HashMap<Vec<u8>, Arc<[toktrie::TokenId]>>>,
 }
 
+/// Entries of [`Shared::forced_memo`].
+const FORCED_MEMO: usize = 4096;
+
 impl Shared {
+    /// The canonical tokenization of forced bytes (greedy longest match without a canonical
+    /// tokenizer), memoized per tokenizer.
+    pub(crate) fn tokenize_forced(
+        &self,
+        bytes: &[u8],
+    ) -> Result<Vec<toktrie::TokenId>, crate::Error> {
+        if let Some(t) = self.forced_memo.lock().unwrap_or_else(|e| e.into_inner()).get(bytes) {
+            return Ok(t.to_vec());
+        }
+        let tok = &self.tokenizer;
+        let toks = if tok.has_canonical() {
+            tok.tokenize_bytes(bytes).map_err(crate::Error::from)?
+        } else {
+            tok.tokenize_greedy(bytes).map_err(crate::Error::from)?
+        };
+        let mut memo = self.forced_memo.lock().unwrap_or_else(|e| e.into_inner());
+        if memo.len() >= FORCED_MEMO {
+            memo.clear();
+        }
+        memo.insert(bytes.to_vec(), toks.clone().into());
+        Ok(toks)
+    }
+
     /// The same tokenizer, trie and limits with another engine and slices, no grammar
     /// lexers yet, and `plain` (the soundness oracle's computation) as given.
     pub(crate) fn derived(
@@ -56,6 +86,7 @@ impl Shared {
             slices,
             lexers: Default::default(),
             plain,
+            forced_memo: Default::default(),
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use lexer::Lexer;
 
-use super::Parser;
+use super::{lexer_error, Parser};
 use crate::Error;
 
 impl<L: Lexer> Parser<L> {
@@ -23,6 +23,19 @@ impl<L: Lexer> Parser<L> {
                 row.accepting || row.has_special
             }) {
                 break;
+            }
+            // Inside a lexeme that cannot end here, the lexer alone decides the next byte:
+            // one it forces is the grammar's (the trait's `forced_byte` is exact when it
+            // answers), without trying all 256 (a forced key of 15 bytes tried 3,840 bytes,
+            // ~40 µs, at every forced position of a JSON object).
+            let st = self.current_lexer_state();
+            if !self.lexer.flags(st).is_accepting() {
+                if let Some(b) = self.lexer.forced_byte(st).map_err(lexer_error)? {
+                    if self.push_byte(b)? {
+                        out.push(b);
+                        continue;
+                    }
+                }
             }
             let mut only = None;
             let mut count = 0;
