@@ -26,7 +26,8 @@
  *   allowed iff the grammar accepts. Where the grammar forces the next bytes, the mask holds
  *   only the first token of their canonical tokenization (LLGuidance's served masks; see
  *   llg_x_matcher_set_pure_masks for the pure mask).
- * - JSON Schema integers with bounds never take the spelling -0 (as LLGuidance).
+ * - JSON numbers never take the spelling -0 where the lower bound is 0 or more, nor for an
+ *   exact zero (as LLGuidance; docs/differences.md, entry 4).
  */
 #ifndef LLGUIDANCE_H
 #define LLGUIDANCE_H

@@ -104,6 +104,10 @@ class LLMatcher:
 
     vocab_size: int
     last_mask_ns: int
+    # llg_rs addition (write-only): True gives pure masks (every grammar-consistent token);
+    # the default, False, gives LLGuidance's served masks (the first forced token only where
+    # the grammar forces bytes).
+    pure_masks: bool
 
     def __new__(
         cls,
