@@ -30,9 +30,16 @@ def _check(bitmask: torch.Tensor) -> None:
 def fill_next_token_bitmask(matcher: LLMatcher, bitmask: torch.Tensor, index: int = 0) -> None:
     """Computes the matcher's mask into row ``index``."""
     _check(bitmask)
-    row = bitmask[index, :]
-    assert row.is_contiguous(), "Mask must be contiguous"
-    matcher.unsafe_compute_mask_ptr(row.data_ptr(), row.numel() * row.element_size())
+    rows, words = bitmask.shape
+    if index < 0:
+        index += rows
+    if not 0 <= index < rows:
+        raise IndexError(f"row {index} out of range for a bitmask of {rows} rows")
+    assert bitmask.stride(1) == 1, "Mask must be contiguous"
+    # The row's address without a tensor view (a view cost ~3 us of a ~10 us Python path
+    # per mask in vLLM's backend).
+    ptr = bitmask.data_ptr() + index * bitmask.stride(0) * 4
+    matcher.unsafe_compute_mask_ptr(ptr, words * 4)
 
 
 def fill_next_token_bitmask_par(
