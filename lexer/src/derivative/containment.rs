@@ -41,6 +41,15 @@ use super::*;
 impl DerivreLexer {
     /// [`Lexer::check_prefixes`]; `cheap`: [`Lexer::check_prefixes_cheap`] (the walk creates
     /// no state, no full symbolic check).
+    /// Counts a `Contained` answer for rule `rule` (numbered as in the module doc) and
+    /// passes the answer on.
+    fn answered(&mut self, answer: Containment, rule: usize) -> Containment {
+        if answer == Containment::Contained {
+            self.cache.rule_hits[rule] += 1;
+        }
+        answer
+    }
+
     pub(super) fn containment(
         &mut self,
         state: StateId,
@@ -102,7 +111,7 @@ impl DerivreLexer {
                 if let Some(a) =
                     self.cache.live_depths.get(&k).and_then(|&(d, _)| walk_answer(d, max))
                 {
-                    return a;
+                    return self.answered(a, 2);
                 }
             }
         }
@@ -136,7 +145,7 @@ impl DerivreLexer {
                         }
                     };
                     if d.unbounded {
-                        return Containment::Contained;
+                        return self.answered(Containment::Contained, 3);
                     }
                 }
             }
@@ -156,7 +165,7 @@ impl DerivreLexer {
                 let d = self.walk_class(state, ci, 1, budget);
                 self.cache.live_depths.insert(own_key(ci), (d, 1));
                 if let Some(a) = walk_answer(d, max) {
-                    return a;
+                    return self.answered(a, 4);
                 }
             }
         }
@@ -192,7 +201,7 @@ impl DerivreLexer {
                     }
                 };
                 if d.unbounded {
-                    return Containment::Contained;
+                    return self.answered(Containment::Contained, 5);
                 }
             }
         }
@@ -209,7 +218,7 @@ impl DerivreLexer {
             && self.check_symbolic(state, query, QUICK_CONTAINMENT_FUEL, false, skip_forced)
                 == Containment::Contained
         {
-            return Containment::Contained;
+            return self.answered(Containment::Contained, 6);
         }
         if let Some((ci, max)) = q {
             // One walk per (state, class) answers every query on that class up to the depth
@@ -252,14 +261,15 @@ impl DerivreLexer {
             let answer = d.contains(max);
             // Only when the walk gave up on a budget is the full symbolic check worth it.
             if answer == Containment::Contained || !d.gave_up || lazy_live || cheap {
-                return answer;
+                return self.answered(answer, 7);
             }
         }
         if lazy_live || cheap {
             return Containment::Unknown;
         }
         let fuel = self.limits.containment_fuel;
-        self.check_symbolic(state, query, fuel, true, skip_forced)
+        let answer = self.check_symbolic(state, query, fuel, true, skip_forced);
+        self.answered(answer, 8)
     }
 
     /// The state of `state`'s members that intersect complements of finite languages

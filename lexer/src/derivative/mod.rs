@@ -153,6 +153,9 @@ struct Cache {
     deriv: DerivCache,
     relevance: RelevanceCache,
     next_byte: NextByteCache,
+    /// `Contained` answers by containment rule (index: the rule's number in
+    /// `containment.rs`), for the soundness tests.
+    rule_hits: [u64; 9],
 }
 
 /// A copy of `v` with room for `extra` more elements (a plain `clone` has none: the first
@@ -248,6 +251,7 @@ impl Cache {
             deriv: self.deriv.clone(),
             relevance: self.relevance.clone(),
             next_byte: self.next_byte.clone(),
+            rule_hits: self.rule_hits,
         }
     }
 }
@@ -290,6 +294,14 @@ impl DerivreLexer {
     /// walks every token itself. The soundness oracle compares masks both ways.
     pub fn set_proofs(&mut self, on: bool) {
         self.proofs = on;
+    }
+
+    /// How many `Contained` answers each containment rule gave (index: the rule's number
+    /// in the module documentation of `containment.rs`; 0 and 1 unused). For tests that
+    /// check every rule against brute force.
+    #[doc(hidden)]
+    pub fn containment_rule_hits(&self) -> [u64; 9] {
+        self.cache.rule_hits
     }
 
     /// How many new states a copy ([`Clone`]) holds without reallocating its per-state
@@ -371,6 +383,7 @@ impl DerivreLexer {
                 deriv: DerivCache::new(),
                 relevance: RelevanceCache::new(),
                 next_byte: NextByteCache::new(),
+                rule_hits: [0; 9],
             },
         };
         let dead = lx.intern(Vec::new())?;
