@@ -260,12 +260,12 @@ impl ServedMatcher {
         self.generation = self.generation.wrapping_add(1);
     }
 
-    fn eos_only(&self) -> TokenSet {
-        let mut s = TokenSet::new(self.vocab().len());
+    /// The EOS-only mask (the error state's, a stopped matcher's) into `out`.
+    pub fn fill_eos_only(&self, out: &mut [u32]) {
+        out.fill(0);
         for &t in self.vocab().eos_tokens() {
-            s.insert(t);
+            out[t.as_usize() / 32] |= 1 << (t.as_usize() % 32);
         }
-        s
     }
 
     /// After the state moved: is the matcher where only EOS can follow?
@@ -309,17 +309,8 @@ impl ServedMatcher {
 
     /// The mask now (EOS only in the error state or after a stop).
     pub fn mask(&mut self) -> TokenSet {
-        let mut words = vec![0u32; self.words()];
-        self.fill(&mut words);
         let mut s = TokenSet::new(self.vocab().len());
-        for (i, &w) in words.iter().enumerate() {
-            let mut w = w;
-            while w != 0 {
-                let b = w.trailing_zeros() as usize;
-                s.insert(TokenId::from_usize(i * 32 + b));
-                w &= w - 1;
-            }
-        }
+        self.fill(s.as_words_mut());
         s
     }
 
@@ -348,10 +339,7 @@ impl ServedMatcher {
             if !msg.is_empty() {
                 self.set_error(msg);
             }
-            out.fill(0);
-            for t in self.eos_only().iter() {
-                out[t.as_usize() / 32] |= 1 << (t.as_usize() % 32);
-            }
+            self.fill_eos_only(out);
         }
         self.last_fill_ns = t0.elapsed().as_nanos() as u64;
     }

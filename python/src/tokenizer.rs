@@ -162,66 +162,10 @@ impl LLTokenizer {
         }
     }
 
-    /// Tokens joined with `‧`; more than 200 are shown as `…` and the last 200 (LLGuidance's
-    /// form).
+    /// LLGuidance's debug form of tokens (see `toktrie::Vocabulary::dbg_tokens`).
     fn trace(&self, tokens: &[u32], quoted: bool) -> String {
-        let (dots, shown) =
-            if tokens.len() > 200 { ("…", &tokens[tokens.len() - 200..]) } else { ("", tokens) };
-        let parts: Vec<String> = shown.iter().map(|&t| self.dbg_token(t, quoted)).collect();
-        format!("{dots}{}", parts.join("‧"))
-    }
-
-    /// The bytes of one token as LLGuidance's debug output shows them.
-    fn dbg_token(&self, t: u32, quoted: bool) -> String {
-        let v = self.vocab();
-        let id = TokenId(t);
-        if t as usize >= v.len() {
-            return format!("≺OOB[{t}]≻");
-        }
-        if v.is_special(id) {
-            if v.eos_tokens().contains(&id) {
-                return "≺EOS≻".to_string();
-            }
-            return v.special_name(id).unwrap_or("").to_string();
-        }
-        let b = v.token_bytes(id);
-        if b.is_empty() {
-            return format!("≺HOLE[{t}]≻");
-        }
-        let mut out = String::new();
-        let mut rest = b;
-        while !rest.is_empty() {
-            match std::str::from_utf8(rest) {
-                Ok(s) => {
-                    push_escaped(&mut out, s, quoted);
-                    break;
-                }
-                Err(e) => {
-                    let (ok, bad) = rest.split_at(e.valid_up_to());
-                    push_escaped(&mut out, std::str::from_utf8(ok).expect("checked"), quoted);
-                    let n = e.error_len().unwrap_or(bad.len());
-                    for &x in &bad[..n] {
-                        out.push_str(&format!("≺HEX[{x:02x}]≻"));
-                    }
-                    rest = &bad[n..];
-                }
-            }
-        }
-        out
-    }
-}
-
-fn push_escaped(out: &mut String, s: &str, quoted: bool) {
-    for c in s.chars() {
-        match c {
-            '\n' if quoted => out.push_str("\\n"),
-            '\n' => out.push('\n'),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\0' => out.push_str("\\0"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
+        let ids: Vec<TokenId> = tokens.iter().map(|&t| TokenId(t)).collect();
+        self.vocab().dbg_tokens(&ids, quoted)
     }
 }
 

@@ -307,6 +307,54 @@ impl Vocabulary {
         Ok(())
     }
 
+    /// Tokens joined with `‧`; more than 200 are shown as `…` and the last 200 (LLGuidance's
+    /// form).
+    pub fn dbg_tokens(&self, tokens: &[TokenId], quoted: bool) -> String {
+        let (dots, shown) =
+            if tokens.len() > 200 { ("…", &tokens[tokens.len() - 200..]) } else { ("", tokens) };
+        let parts: Vec<String> = shown.iter().map(|&t| self.dbg_token(t, quoted)).collect();
+        format!("{dots}{}", parts.join("‧"))
+    }
+
+    /// The bytes of one token as LLGuidance's debug output shows them.
+    fn dbg_token(&self, id: TokenId, quoted: bool) -> String {
+        let v = self;
+        let t = id.0;
+        if t as usize >= v.len() {
+            return format!("≺OOB[{t}]≻");
+        }
+        if v.is_special(id) {
+            if v.eos_tokens().contains(&id) {
+                return "≺EOS≻".to_string();
+            }
+            return v.special_name(id).unwrap_or("").to_string();
+        }
+        let b = v.token_bytes(id);
+        if b.is_empty() {
+            return format!("≺HOLE[{t}]≻");
+        }
+        let mut out = String::new();
+        let mut rest = b;
+        while !rest.is_empty() {
+            match std::str::from_utf8(rest) {
+                Ok(s) => {
+                    push_escaped(&mut out, s, quoted);
+                    break;
+                }
+                Err(e) => {
+                    let (ok, bad) = rest.split_at(e.valid_up_to());
+                    push_escaped(&mut out, std::str::from_utf8(ok).expect("checked"), quoted);
+                    let n = e.error_len().unwrap_or(bad.len());
+                    for &x in &bad[..n] {
+                        out.push_str(&format!("≺HEX[{x:02x}]≻"));
+                    }
+                    rest = &bad[n..];
+                }
+            }
+        }
+        out
+    }
+
     /// The concatenated bytes of `tokens`; special tokens as their name without the marker.
     pub fn decode(&self, tokens: &[TokenId]) -> Vec<u8> {
         let mut out = Vec::new();
@@ -348,5 +396,21 @@ impl Vocabulary {
             + self.offsets.len() * 4
             + self.special.num_bytes()
             + self.special_by_name.keys().map(|k| k.len() + 24 + 4).sum::<usize>()
+    }
+}
+
+/// `s` as LLGuidance's debug output writes it: control characters escaped (newlines only
+/// when `quoted`).
+fn push_escaped(out: &mut String, s: &str, quoted: bool) {
+    for c in s.chars() {
+        match c {
+            '\n' if quoted => out.push_str("\\n"),
+            '\n' => out.push('\n'),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
     }
 }

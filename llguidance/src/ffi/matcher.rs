@@ -297,11 +297,8 @@ impl LlgMatcher {
         }
         out[w..].fill(0);
         if self.fill(&mut out[..w]) != 0 {
-            out.fill(0);
             if let Ok(s) = &self.served {
-                for &t in s.factory().tokenizer().vocab().eos_tokens() {
-                    out[t.as_usize() / 32] |= 1 << (t.as_usize() % 32);
-                }
+                s.fill_eos_only(&mut out[..w]);
             }
         }
     }

@@ -135,28 +135,13 @@ impl Callback {
     }
 }
 
-/// The fields both init structs share.
-struct Init<'a> {
-    vocab_size: u32,
-    tok_eos: u32,
-    token_lens: *const u32,
-    token_bytes: *const u8,
-    tokenizer_json: *const c_char,
-    assumes_string: bool,
-    tokenize_fn: LlgTokenizeFn,
-    greedy: bool,
-    user_data: *const c_void,
-    slices: *const *const c_char,
-    eos_extra: &'a [u32],
-}
-
 /// # Safety
 ///
 /// The pointers in `init` are valid as the header states.
-unsafe fn build(init: &Init<'_>) -> Result<ParserFactory, String> {
+unsafe fn build(init: &LlgTokenizerInitV2, eos_extra: &[u32]) -> Result<ParserFactory, String> {
     let n = init.vocab_size as usize;
     let mut eos: Vec<TokenId> = vec![TokenId(init.tok_eos)];
-    eos.extend(init.eos_extra.iter().map(|&t| TokenId(t)));
+    eos.extend(eos_extra.iter().map(|&t| TokenId(t)));
     let tokenizer = if !init.tokenizer_json.is_null() {
         // SAFETY: the pointer is our caller's, under the module's contract.
         let json = unsafe { read_str(init.tokenizer_json, "tokenizer_json") }?;
@@ -209,12 +194,16 @@ unsafe fn build(init: &Init<'_>) -> Result<ParserFactory, String> {
             b.eos(e);
         }
         let vocab = b.build().map_err(|e| e.to_string())?;
-        match (init.greedy, init.tokenize_fn) {
+        match (init.use_approximate_greedy_tokenize_fn, init.tokenize_fn) {
             (true, _) => Tokenizer::from_vocab(vocab),
             (false, Some(f)) => {
-                let cb = Callback { f, user_data: init.user_data };
+                let cb = Callback { f, user_data: init.tokenize_user_data };
                 let tokenize = move |bytes: &[u8]| cb.tokenize(bytes);
-                Tokenizer::with_tokenize_fn(vocab, Arc::new(tokenize), !init.assumes_string)
+                Tokenizer::with_tokenize_fn(
+                    vocab,
+                    Arc::new(tokenize),
+                    !init.tokenize_assumes_string,
+                )
             }
             (false, None) => {
                 return Err("tokenize_fn is NULL: pass the model's tokenize function, or set \
@@ -281,21 +270,24 @@ pub unsafe extern "C" fn llg_new_tokenizer(
     let r = caught(|| {
         // SAFETY: null or an initialized struct, by the header's contract.
         let t = unsafe { tok_init.as_ref() }.ok_or("tok_init is a null pointer")?;
-        let init = Init {
+        // The V2 layout with no extra EOS ids.
+        let init = LlgTokenizerInitV2 {
+            struct_size: std::mem::size_of::<LlgTokenizerInitV2>(),
             vocab_size: t.vocab_size,
             tok_eos: t.tok_eos,
             token_lens: t.token_lens,
             token_bytes: t.token_bytes,
             tokenizer_json: t.tokenizer_json,
-            assumes_string: t.tokenize_assumes_string,
+            tokenize_assumes_string: t.tokenize_assumes_string,
             tokenize_fn: t.tokenize_fn,
-            greedy: t.use_approximate_greedy_tokenize_fn,
-            user_data: t.tokenize_user_data,
+            use_approximate_greedy_tokenize_fn: t.use_approximate_greedy_tokenize_fn,
+            tokenize_user_data: t.tokenize_user_data,
             slices: t.slices,
-            eos_extra: &[],
+            tok_eos_extra: std::ptr::null(),
+            tok_eos_extra_count: 0,
         };
         // SAFETY: the caller's pointers, under the module's contract.
-        unsafe { build(&init) }
+        unsafe { build(&init, &[]) }
     });
     boxed(r, error_string, error_string_len)
 }
@@ -335,21 +327,8 @@ pub unsafe extern "C" fn llg_new_tokenizer_v2(
         let extra = unsafe {
             read_slice(t.tok_eos_extra, t.tok_eos_extra_count as usize, "tok_eos_extra")
         }?;
-        let init = Init {
-            vocab_size: t.vocab_size,
-            tok_eos: t.tok_eos,
-            token_lens: t.token_lens,
-            token_bytes: t.token_bytes,
-            tokenizer_json: t.tokenizer_json,
-            assumes_string: t.tokenize_assumes_string,
-            tokenize_fn: t.tokenize_fn,
-            greedy: t.use_approximate_greedy_tokenize_fn,
-            user_data: t.tokenize_user_data,
-            slices: t.slices,
-            eos_extra: extra,
-        };
         // SAFETY: the caller's pointers, under the module's contract.
-        unsafe { build(&init) }
+        unsafe { build(&t, extra) }
     });
     boxed(r, error_string, error_string_len)
 }
@@ -435,24 +414,11 @@ impl LlgTokenizer {
         out
     }
 
-    /// LLGuidance's debug form of tokens: each token quoted, joined with `‧`.
+    /// LLGuidance's debug form of tokens (`Vocabulary::dbg_tokens`, as the Python
+    /// tokenizer's `dbg_tokens`).
     pub(crate) fn stringify(&self, tokens: &[u32]) -> String {
-        let v = self.factory.tokenizer().vocab();
-        let parts: Vec<String> = tokens
-            .iter()
-            .map(|&t| {
-                let id = TokenId(t);
-                if t as usize >= v.len() {
-                    format!("≺OOB[{t}]≻")
-                } else if v.is_special(id) {
-                    v.special_name(id).map_or_else(|| format!("<[{t}]>"), str::to_string)
-                } else {
-                    let s = String::from_utf8_lossy(v.token_bytes(id)).into_owned();
-                    serde_json::to_string(&s).unwrap_or(s)
-                }
-            })
-            .collect();
-        parts.join("‧")
+        let ids: Vec<TokenId> = tokens.iter().map(|&t| TokenId(t)).collect();
+        format!("⟦{}⟧", self.factory.tokenizer().vocab().dbg_tokens(&ids, true))
     }
 }
 
