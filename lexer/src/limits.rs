@@ -28,6 +28,10 @@ pub struct LexerLimits {
     /// Work allowed for one containment check ([`Lexer::check_prefixes`](crate::Lexer)).
     /// Default 50_000; on exhaustion the answer is "unknown", not an error.
     pub containment_fuel: u64,
+    /// Work allowed for the quick symbolic containment check tried before the class walk
+    /// (rule 6 of `derivative/containment.rs`). Default 5_000; 0 skips that rule (the walk
+    /// and, when it gives up, the full check on `containment_fuel` answer).
+    pub quick_containment_fuel: u64,
 }
 
 impl Default for LexerLimits {
@@ -39,6 +43,7 @@ impl Default for LexerLimits {
             max_depth: 200,
             max_automaton_bytes: 10 << 20,
             containment_fuel: 50_000,
+            quick_containment_fuel: 5_000,
         }
     }
 }

@@ -21,7 +21,7 @@
 //!    prefix: if the class walk from the state of `B*` returns to it after one character,
 //!    `C ⊆ B` and `Q` is contained (also for the state without its finite exclusions).
 //! 6. **Quick symbolic check.** `Q & ~prefixes(E)` empty, by derivre's relevance check on a
-//!    small fuel budget.
+//!    small fuel budget (`LexerLimits::quick_containment_fuel`; 0 skips the rule).
 //! 7. **Full class walk** to depth `n` (for `n = ∞`, contained only through a repeated
 //!    state set within the walk depth), creating a bounded number of new states.
 //! 8. **Full symbolic check** on the lexer's containment fuel, only when the walk gave up
@@ -30,7 +30,9 @@
 //! Where a lazy lexeme is possible (it could end inside a string of `Q`), only the walks
 //! answer (they stop where a lazy lexeme matches); rules 3, 5, 6 and 8 are skipped.
 //!
-//! Tests: `witness_tests::finite_exclusions_leave_a_free_body_contained`,
+//! Tests: `lexer/tests/containment_oracle.rs` checks every `Contained` answer against brute
+//! force over a small alphabet and requires each of rules 2-8 to have answered (rule 8 with
+//! rule 6 off); `witness_tests::finite_exclusions_leave_a_free_body_contained`,
 //! `a_star_head_proves_an_unanchored_pattern_contained`,
 //! `an_unanchored_pattern_inside_a_body_is_contained_from_its_head`,
 //! `a_pattern_key_and_its_complement_walk_as_one_free_key`; across crates the property
@@ -214,8 +216,10 @@ impl DerivreLexer {
         // delimiter) does not match, and so end, inside them: with one live, only the walk,
         // which stops where a lazy lexeme matches, answers.
         let lazy_live = self.lazy_possible(state);
+        let quick = self.limits.quick_containment_fuel;
         if !lazy_live
-            && self.check_symbolic(state, query, QUICK_CONTAINMENT_FUEL, false, skip_forced)
+            && quick > 0
+            && self.check_symbolic(state, query, quick, false, skip_forced)
                 == Containment::Contained
         {
             return self.answered(Containment::Contained, 6);

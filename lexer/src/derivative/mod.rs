@@ -49,8 +49,6 @@ use crate::{
     StateFlags, StateId, Step,
 };
 
-/// Fuel of the first, quick symbolic containment check (before the DFA walk).
-const QUICK_CONTAINMENT_FUEL: u64 = 5_000;
 /// New states a containment walk that gives up may build before its lexeme's later walks
 /// build none ([`DerivreLexer::containment`]).
 const GAVE_UP_STATES: usize = 64;
