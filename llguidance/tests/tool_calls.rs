@@ -235,3 +235,42 @@ fn compiled_tags_start_warm() {
     m.compute_mask().unwrap();
     assert_eq!(m.mask_cache_hits(), 1, "required: the first mask is the warm-up's");
 }
+
+/// The XML parameter styles read `$ref`s through the JSON Schema resolver: anchors,
+/// percent-encoded pointers, `~1` in a key and chains resolve (the integer is enforced); a
+/// reference that does not resolve is left in place, where the value's schema reports it.
+#[test]
+fn xml_parameter_refs_resolve_through_the_json_schema_resolver() {
+    let f = factory();
+    let tag = |r: &str| {
+        serde_json::json!({
+            "type": "structural_tag",
+            "format": {"type": "tag", "begin": "<function=f>", "end": "</function>",
+                "content": {"type": "json_schema", "style": "qwen_xml", "json_schema": {
+                    "type": "object", "properties": {"n": {"$ref": r}}, "required": ["n"],
+                    "$defs": {
+                        "c": {"$anchor": "count", "type": "integer"},
+                        "a b": {"type": "integer"},
+                        "x/y": {"type": "integer"},
+                        "via": {"$ref": "#count"},
+                    },
+                }}},
+        })
+    };
+    for r in ["#count", "#/$defs/a%20b", "#/$defs/x~1y", "#/$defs/via", "#/$defs/c"] {
+        let good = "<function=f><parameter=n>12</parameter></function>";
+        let bad = "<function=f><parameter=n>twelve</parameter></function>";
+        assert!(accepts(&f, &tag(r), good), "{r}: {good}");
+        assert!(!accepts(&f, &tag(r), bad), "{r}: {bad} accepted");
+    }
+    // A string parameter is raw text in these styles, so the reference must be followed
+    // here, not only by the JSON compiler: an anchor naming a string schema.
+    let mut t = tag("#text");
+    t["format"]["content"]["json_schema"]["$defs"]["t"] =
+        serde_json::json!({"$anchor": "text", "type": "string"});
+    assert!(accepts(&f, &t, "<function=f><parameter=n>hello world</parameter></function>"));
+    // Unresolvable: left in place, and then the value's JSON Schema names it in its error.
+    let e = f.create_matcher(&GrammarSource::StructuralTag(tag("#/$defs/missing").to_string()));
+    let e = e.err().expect("an error").to_string();
+    assert!(e.contains("#/$defs/missing") && e.contains("no such location"), "{e}");
+}

@@ -66,7 +66,7 @@ mod ecma;
 pub(crate) use ecma::{format_spec, translate_pattern};
 mod emit;
 mod numbers;
-mod resolve;
+pub(crate) mod resolve;
 mod schema;
 
 use lexer::RegexSpec;

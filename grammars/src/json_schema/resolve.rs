@@ -46,6 +46,8 @@ pub(crate) struct Doc<'a> {
     resources: HashMap<String, Loc>,
     anchors: HashMap<(String, String), Loc>,
     bases: HashMap<Loc, String>,
+    /// Where each schema object sits, by address ([`Doc::with_addresses`]; else empty).
+    addrs: HashMap<usize, Loc>,
 }
 
 const ROOT_BASE: &str = "json-schema:///root";
@@ -113,6 +115,16 @@ fn percent_decode(s: &str) -> String {
 impl<'a> Doc<'a> {
     /// Indexes `root`.
     pub fn new(root: &'a Value) -> Result<Doc<'a>, Error> {
+        Doc::index(root, false)
+    }
+
+    /// Indexes `root` and where each of its schema objects sits, so that [`Doc::follow_refs`]
+    /// reads a `$ref` at its own base URI.
+    pub fn with_addresses(root: &'a Value) -> Result<Doc<'a>, Error> {
+        Doc::index(root, true)
+    }
+
+    fn index(root: &'a Value, addresses: bool) -> Result<Doc<'a>, Error> {
         let draft = root
             .get("$schema")
             .and_then(Value::as_str)
@@ -124,6 +136,7 @@ impl<'a> Doc<'a> {
             resources: HashMap::new(),
             anchors: HashMap::new(),
             bases: HashMap::new(),
+            addrs: HashMap::new(),
         };
         d.resources.insert(ROOT_BASE.to_string(), String::new());
         let mut todo: Vec<(Loc, &Value, String, usize)> =
@@ -138,6 +151,9 @@ impl<'a> Doc<'a> {
                 ));
             }
             let Some(obj) = v.as_object() else { continue };
+            if addresses {
+                d.addrs.insert(v as *const Value as usize, loc.clone());
+            }
             let id_key = if draft == Draft::D4 { "id" } else { "$id" };
             // In drafts <= 7, $ref siblings (including $id) are ignored.
             let ref_only = draft <= Draft::D7 && obj.contains_key("$ref");
@@ -226,6 +242,28 @@ impl<'a> Doc<'a> {
             ));
         }
         Ok(target)
+    }
+
+    /// The schema a chain of `$ref`s from `s` ends at, read as the structural-tag XML styles
+    /// read them (XGrammar 0.2.8's reading): the `$ref`'s siblings dropped whatever the
+    /// draft, a reference that does not resolve here (remote, an unknown anchor, no such
+    /// location) left in place instead of being an error, at most 16 steps, a target equal
+    /// to the schema ending the chain. `s` is read at its location's base URI when it is one
+    /// of the document's schema objects ([`Doc::with_addresses`]), at the root's otherwise
+    /// (a schema built from one of them).
+    pub fn follow_refs<'s>(&self, mut s: &'s Value) -> &'s Value
+    where
+        'a: 's,
+    {
+        for _ in 0..16 {
+            let Some(r) = s.get("$ref").and_then(Value::as_str) else { return s };
+            let loc = self.addrs.get(&(s as *const Value as usize)).map_or("", String::as_str);
+            match self.resolve_ref(loc, r).ok().and_then(|l| self.get(&l)) {
+                Some(t) if t != s => s = t,
+                _ => return s,
+            }
+        }
+        s
     }
 
     fn base_of(&self, loc: &str) -> String {

@@ -35,6 +35,7 @@ use super::xml_params::{
 };
 use super::{err, Builder};
 use crate::ir::{Expr, RuleAttrs};
+use crate::json_schema::resolve::Doc;
 use crate::{Error, ErrorKind};
 
 /// The XML-parameter styles.
@@ -149,8 +150,8 @@ fn contains_any(s: &str, bad: &[String]) -> bool {
     bad.iter().any(|b| !b.is_empty() && s.contains(b.as_str()))
 }
 
-fn classify(root: &Value, sub: &Value, excludes: &[String]) -> Result<Kind, Error> {
-    let s = resolve(root, sub);
+fn classify(doc: &Doc, sub: &Value, excludes: &[String]) -> Result<Kind, Error> {
+    let s = resolve(doc, sub);
     if ["allOf", "not", "if"].iter().any(|k| s.get(*k).is_some()) {
         // Combined schemas: the JSON compiler's exact value.
         let ty = match types(s).as_slice() {
@@ -195,9 +196,9 @@ fn classify(root: &Value, sub: &Value, excludes: &[String]) -> Result<Kind, Erro
     }
     for k in ["anyOf", "oneOf"] {
         let Some(alts) = s.get(k).and_then(Value::as_array) else { continue };
-        if alts.iter().any(|a| plain_string(resolve(root, a))) {
+        if alts.iter().any(|a| plain_string(resolve(doc, a))) {
             let rest: Vec<Value> =
-                alts.iter().filter(|a| !plain_string(resolve(root, a))).cloned().collect();
+                alts.iter().filter(|a| !plain_string(resolve(doc, a))).cloned().collect();
             if rest.is_empty() {
                 return Ok(Kind::Text);
             }
@@ -232,16 +233,17 @@ impl Builder {
             }
         }
         let ws_star = opts.ws_regex(0);
+        let doc = Doc::with_addresses(schema)?;
         let nested = match style {
             Style::Cohere => Some(Nested::Cohere),
             Style::MinimaxM3 => Some(Nested::MinimaxM3),
             _ => None,
         };
         if let Some(n) = nested {
-            return Conv::new(self, n, opts, schema).top(schema, tail.map(or_lits));
+            return Conv::new(self, n, opts, &doc).top(schema, tail.map(or_lits));
         }
-        let mut x = Xml { b: self, style, opts, ws_star: ws_star.clone(), root: schema };
-        let s = resolve(schema, schema);
+        let mut x = Xml { b: self, style, opts, ws_star: ws_star.clone(), doc: &doc };
+        let s = resolve(&doc, schema);
         let props = s.get("properties").and_then(Value::as_object);
         let mut seq = Vec::new();
         match props {
@@ -291,15 +293,15 @@ impl Builder {
     }
 }
 
-struct Xml<'b, 'o, 'v> {
+struct Xml<'b, 'o, 'd, 'v> {
     b: &'b mut Builder,
     style: Style,
     opts: &'o JsonOpts,
     ws_star: String,
-    root: &'v Value,
+    doc: &'d Doc<'v>,
 }
 
-impl Xml<'_, '_, '_> {
+impl Xml<'_, '_, '_, '_> {
     /// Whitespace, then the open tag of parameter `name` (Kimi-K3's `type` from `ty`:
     /// `None` any of the seven; DeepSeek's `string` from `raw`), as one lexeme: the lexer
     /// never has to end the whitespace before it sees what follows.
@@ -359,7 +361,7 @@ impl Xml<'_, '_, '_> {
 
     /// A JSON value with whitespace around, then the close tag.
     fn json(&mut self, schema: &Value) -> Result<Expr, Error> {
-        let sub = with_defs(self.root, schema);
+        let sub = with_defs(self.doc.root, schema);
         let v = self.b.json(&sub, self.opts)?;
         Ok(Expr::Seq(vec![
             Expr::Repeat {
@@ -381,7 +383,7 @@ impl Xml<'_, '_, '_> {
 
     /// One declared parameter.
     fn param(&mut self, name: RegexSpec, sub: &Value) -> Result<Expr, Error> {
-        let kind = classify(self.root, sub, &self.opts.excludes)?;
+        let kind = classify(self.doc, sub, &self.opts.excludes)?;
         let dsml = self.style.dsml().is_some();
         Ok(match kind {
             Kind::Text => Self::seq(self.open(&name, Some("string"), true), self.text()),

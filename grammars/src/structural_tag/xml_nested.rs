@@ -33,6 +33,7 @@ use super::xml_params::{
 };
 use super::{err, Builder};
 use crate::ir::{Expr, Rule, RuleAttrs};
+use crate::json_schema::resolve::Doc;
 use crate::{Error, ErrorKind};
 
 /// MiniMax M3's namespace marker, before every open and close tag.
@@ -49,11 +50,11 @@ pub(super) enum Nested {
     MinimaxM3,
 }
 
-pub(super) struct Conv<'b, 'o, 'v> {
+pub(super) struct Conv<'b, 'o, 'd, 'v> {
     pub(super) b: &'b mut Builder,
     pub(super) style: Nested,
     pub(super) opts: &'o JsonOpts,
-    pub(super) root: &'v Value,
+    pub(super) doc: &'d Doc<'v>,
     /// Rules already made for (schema, close) pairs: `$ref` cycles end here.
     memo: HashMap<String, String>,
     /// Cohere's schema-free value, once made.
@@ -84,14 +85,14 @@ fn raw_value(v: &Value) -> RegexSpec {
     }
 }
 
-impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
+impl<'b, 'o, 'd, 'v> Conv<'b, 'o, 'd, 'v> {
     pub(super) fn new(
         b: &'b mut Builder,
         style: Nested,
         opts: &'o JsonOpts,
-        root: &'v Value,
+        doc: &'d Doc<'v>,
     ) -> Self {
-        Conv { b, style, opts, root, memo: HashMap::new(), cohere_any: None }
+        Conv { b, style, opts, doc, memo: HashMap::new(), cohere_any: None }
     }
 
     fn ws(&self) -> RegexSpec {
@@ -122,7 +123,7 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
 
     /// The JSON of a scalar schema (its `type` narrowed to `t`).
     fn json_scalar(&mut self, s: &Value, t: &str) -> Result<Expr, Error> {
-        let mut s = with_defs(self.root, s);
+        let mut s = with_defs(self.doc.root, s);
         if let Some(o) = s.as_object_mut() {
             o.insert("type".into(), Value::String(t.into()));
         }
@@ -135,13 +136,13 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
         if !self.opts.excludes.is_empty() {
             return Err(unsupported(self.style, "excludes must be empty"));
         }
-        let s = resolve(self.root, s);
+        let s = resolve(self.doc, s);
         if s.get("properties").is_none() {
             let body = if !types(s).iter().all(|t| *t == "object")
                 || s.get("additionalProperties") == Some(&Value::Bool(false))
             {
                 // Not an object of parameters: the JSON of the schema (as XGrammar).
-                let s = with_defs(self.root, s);
+                let s = with_defs(self.doc.root, s);
                 self.b.json(&s, self.opts)?
             } else {
                 match self.style {
@@ -233,7 +234,7 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
     }
 
     fn cohere_typed_body(&mut self, sub: &Value, depth: usize) -> Result<Expr, Error> {
-        let s = resolve(self.root, sub);
+        let s = resolve(self.doc, sub);
         check_combinators(self.style, s)?;
         let values = enum_values(s);
         let ws = self.ws();
@@ -451,7 +452,7 @@ impl<'b, 'o, 'v> Conv<'b, 'o, 'v> {
     }
 
     fn m3_value_body(&mut self, sub: &Value, close: &str, depth: usize) -> Result<Expr, Error> {
-        let s = resolve(self.root, sub);
+        let s = resolve(self.doc, sub);
         check_combinators(self.style, s)?;
         let values = enum_values(s);
         if let Some(values) = values {

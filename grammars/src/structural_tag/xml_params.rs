@@ -4,37 +4,27 @@
 //!
 //! # `$ref`
 //!
-//! A parameter schema's `$ref` is followed here, by [`resolve`], and not by the JSON Schema
-//! front end's resolver (`json_schema/resolve.rs`), because the two read references
-//! differently, and these styles follow XGrammar 0.2.8: only `#`-fragments that are JSON
-//! pointers into the root are followed (no `$id` base URIs, no `$anchor`s, no
-//! percent-decoding, `~1`/`~0` unescaped over the whole pointer before it is split), the
-//! `$ref`'s siblings are dropped whatever the draft, a reference that does not resolve is
-//! left as it is instead of being an error, and chains end after 16 steps or at a target
-//! equal to the schema. Values written as JSON go through the JSON Schema front end, with
-//! its resolver, on the schema together with the root's `$defs` ([`with_defs`]).
+//! A parameter schema's `$ref` is followed by the JSON Schema front end's resolver
+//! (`json_schema/resolve.rs`, [`Doc::follow_refs`]): `#`-fragments as JSON pointers
+//! (percent-decoded, `~1`/`~0` per token), `$id` base URIs and `$anchor`s. These styles read
+//! a reference as XGrammar 0.2.8 does where the two differ: the `$ref`'s siblings are dropped
+//! whatever the draft, a reference that does not resolve is left as it is instead of being
+//! an error, and chains end after 16 steps or at a target equal to the schema. Values
+//! written as JSON go through the JSON Schema front end on the schema together with the
+//! root's `$defs` ([`with_defs`]).
 
 use lexer::RegexSpec;
 use serde_json::Value;
 
 use super::{err, Builder};
 use crate::ir::{Expr, Rule, RuleAttrs};
+use crate::json_schema::resolve::Doc;
 use crate::param::{ParamCond, ParamExpr};
 use crate::{Error, ErrorKind};
 
-/// A local `$ref` (`#/$defs/x`, `#/definitions/x`, JSON pointers into the root) followed to
-/// its schema, a few levels deep; other schemas as they are.
-pub(super) fn resolve<'v>(root: &'v Value, mut s: &'v Value) -> &'v Value {
-    for _ in 0..16 {
-        let Some(r) = s.get("$ref").and_then(Value::as_str) else { return s };
-        let Some(ptr) = r.strip_prefix('#') else { return s };
-        let ptr = ptr.replace("~1", "/").replace("~0", "~");
-        match root.pointer(&ptr) {
-            Some(t) if t != s => s = t,
-            _ => return s,
-        }
-    }
-    s
+/// `s` with its `$ref` chain followed ([`Doc::follow_refs`]); other schemas as they are.
+pub(super) fn resolve<'v>(doc: &Doc<'v>, s: &'v Value) -> &'v Value {
+    doc.follow_refs(s)
 }
 
 /// `sub` with the root's `$defs`/`definitions`, so its local references resolve when it is

@@ -337,10 +337,9 @@ impl DerivreLexer {
     /// `create` false (a cheap query): only a state built already.
     pub(super) fn star_head(&mut self, state: StateId, create: bool) -> Option<StateId> {
         let members = self.cache.members.get(state.as_usize())?.to_vec();
-        let head = match members
-            .iter()
-            .find_map(|&(lx, e)| star_head(&self.cache.exprs, e).map(|b| (lx, b)))
-        {
+        let head = match members.iter().find_map(|&(lx, e)| {
+            star_head(&mut self.cache.exprs, &mut self.cache.stars, e).map(|b| (lx, b))
+        }) {
             Some(h) => h,
             None => members
                 .into_iter()
@@ -363,7 +362,7 @@ impl DerivreLexer {
 
     /// `B* & S1* & …` for a member `(S1* & … & B* R) T` (see [`Self::star_head`]).
     pub(super) fn star_head_in_body(&mut self, e: ExprRef) -> Option<ExprRef> {
-        let x = &self.cache.exprs;
+        let (x, stars) = (&mut self.cache.exprs, &mut self.cache.stars);
         if x.get_tag(e) as u8 != tag::CONCAT {
             return None;
         }
@@ -372,22 +371,21 @@ impl DerivreLexer {
             return None;
         }
         let ops = x.get_args(body).to_vec();
-        let is_star = |a: ExprRef| {
-            x.get_tag(a) as u8 == tag::REPEAT && repeat_bounds(x, a) == Some((0, u32::MAX))
-        };
-        let (k, (b, r)) =
-            ops.iter().enumerate().find_map(|(k, &o)| star_head_parts(x, o).map(|p| (k, p)))?;
-        let stars: Vec<ExprRef> =
+        let (k, (b, r)) = ops
+            .iter()
+            .enumerate()
+            .find_map(|(k, &o)| star_head_parts(x, stars, o).map(|p| (k, p)))?;
+        let others: Vec<ExprRef> =
             ops.iter().enumerate().filter(|&(j, _)| j != k).map(|(_, &o)| o).collect();
-        if stars.is_empty() || !stars.iter().all(|&s| is_star(s)) {
+        if others.is_empty() || !others.iter().all(|&s| unbounded_min(x, stars, s) == Some(0)) {
             return None;
         }
         let mut budget = WITNESS_NODES;
         let w = self.part_witness(r, &mut budget)?;
-        if !stars.iter().all(|&s| self.matches_bytes(s, &w)) {
+        if !others.iter().all(|&s| self.matches_bytes(s, &w)) {
             return None;
         }
-        let mut head = stars;
+        let mut head = others;
         head.push(b);
         Some(self.cache.exprs.mk_and(&mut head))
     }

@@ -1,6 +1,6 @@
 //! Predicates and rewrites on derivre expressions, each under a node budget (an
 //! exhausted budget answers "don't know", never a guess): finiteness, "surely empty",
-//! "surely infinite", "surely a superset", star heads, repeat bounds, complement merges,
+//! "surely infinite", "surely a superset", star heads, unbounded repeats, complement merges,
 //! tail peeling, the finite relaxation and the hull used by containment and liveness.
 //! Each is stated in regex algebra where it is defined; `witness_tests` checks them.
 
@@ -208,7 +208,8 @@ pub(super) fn finite_exclusion(
 /// "positive" flag: an expression known to match some string); a union with such an
 /// operand; a byte string before one. `false` says nothing.
 pub(super) fn surely_infinite(
-    x: &ExprSet,
+    x: &mut ExprSet,
+    stars: &mut Stars,
     e: ExprRef,
     budget: &mut u32,
     memo: &mut HashMap<ExprRef, bool>,
@@ -217,11 +218,11 @@ pub(super) fn surely_infinite(
         return false;
     }
     *budget -= 1;
-    let args = x.get_args(e);
+    let args = x.get_args(e).to_vec();
     match x.get_tag(e) as u8 {
         tag::AND => {
             let mut rest = None;
-            for &a in args {
+            for &a in &args {
                 if finite_exclusion(x, a, budget, memo) {
                     continue;
                 }
@@ -229,21 +230,21 @@ pub(super) fn surely_infinite(
                     return false;
                 }
             }
-            rest.is_some_and(|a| surely_infinite(x, a, budget, memo))
+            rest.is_some_and(|a| surely_infinite(x, stars, a, budget, memo))
         }
-        tag::BYTE_CONCAT => surely_infinite(x, args[0], budget, memo),
+        tag::BYTE_CONCAT => surely_infinite(x, stars, args[0], budget, memo),
         tag::REPEAT => {
             let body = args[0];
             let nonempty_string = x.is_positive(body) && !x.is_nullable(body);
-            (nonempty_string && repeat_bounds(x, e).is_some_and(|(_, max)| max == u32::MAX))
-                || surely_infinite(x, body, budget, memo)
+            (nonempty_string && unbounded_min(x, stars, e).is_some())
+                || surely_infinite(x, stars, body, budget, memo)
         }
         tag::CONCAT => {
             let [a, b] = [args[0], args[1]];
-            (x.is_positive(b) && surely_infinite(x, a, budget, memo))
-                || (x.is_positive(a) && surely_infinite(x, b, budget, memo))
+            (x.is_positive(b) && surely_infinite(x, stars, a, budget, memo))
+                || (x.is_positive(a) && surely_infinite(x, stars, b, budget, memo))
         }
-        tag::OR => args.iter().any(|&a| surely_infinite(x, a, budget, memo)),
+        tag::OR => args.iter().any(|&a| surely_infinite(x, stars, a, budget, memo)),
         _ => false,
     }
 }
@@ -328,40 +329,57 @@ pub(super) fn matches_nonempty(x: &ExprSet, e: ExprRef) -> Option<bool> {
 /// `B*` where `e` is `B* R` with `R` positive (so `R` matches some string: derivre's
 /// invariant for a positive expression other than `NO_MATCH`), or a union with such an
 /// alternative; then every string of `B*` is a prefix of a string of `e`.
-pub(super) fn star_head(x: &ExprSet, e: ExprRef) -> Option<ExprRef> {
-    star_head_parts(x, e).map(|(b, _)| b)
+pub(super) fn star_head(x: &mut ExprSet, stars: &mut Stars, e: ExprRef) -> Option<ExprRef> {
+    star_head_parts(x, stars, e).map(|(b, _)| b)
 }
 
 /// `(B*, R)` of [`star_head`].
-pub(super) fn star_head_parts(x: &ExprSet, e: ExprRef) -> Option<(ExprRef, ExprRef)> {
-    let head = |c: ExprRef| {
+pub(super) fn star_head_parts(
+    x: &mut ExprSet,
+    stars: &mut Stars,
+    e: ExprRef,
+) -> Option<(ExprRef, ExprRef)> {
+    let mut head = |x: &mut ExprSet, c: ExprRef| {
         if x.get_tag(c) as u8 != tag::CONCAT {
             return None;
         }
         let [a, r] = [x.get_args(c)[0], x.get_args(c)[1]];
-        let unbounded =
-            x.get_tag(a) as u8 == tag::REPEAT && repeat_bounds(x, a) == Some((0, u32::MAX));
-        (unbounded && x.is_positive(r) && r != ExprRef::NO_MATCH).then_some((a, r))
+        let star = unbounded_min(x, stars, a) == Some(0);
+        (star && x.is_positive(r) && r != ExprRef::NO_MATCH).then_some((a, r))
     };
     match x.get_tag(e) as u8 {
-        tag::OR => x.get_args(e).iter().find_map(|&c| head(c)),
-        _ => head(e),
+        tag::OR => {
+            let alts = x.get_args(e).to_vec();
+            alts.into_iter().find_map(|c| head(x, c))
+        }
+        _ => head(x, e),
     }
 }
 
-/// The bounds of repeat `e` (`u32::MAX`: unbounded), which derivre's API does not show but
-/// its printer does: with no room for the body it prints `(…)` and then `*`, `+`, `?` or
-/// `{min, max}` (checked by the test `repeat_bounds_are_read_off_the_printer`).
-pub(super) fn repeat_bounds(x: &ExprSet, e: ExprRef) -> Option<(u32, u32)> {
-    let s = x.expr_to_string_max_len(e, 0);
-    match s.strip_prefix("(…)")? {
-        "*" => Some((0, u32::MAX)),
-        "+" => Some((1, u32::MAX)),
-        "?" => Some((0, 1)),
-        b => {
-            let (min, max) = b.strip_prefix('{')?.strip_suffix('}')?.split_once(", ")?;
-            Some((min.parse().ok()?, max.parse().ok()?))
-        }
+/// derivre's `B*` and `B+` of each repeat body `B` met ([`unbounded_min`]).
+pub(super) type Stars = HashMap<ExprRef, [ExprRef; 2]>;
+
+/// `Some(m)` when `e` is the repeat `B{m,}` with `m` 0 or 1 (`B*`, `B+`); `None` otherwise
+/// (not a repeat, bounded, or `B{m,}` with `m >= 2`, whose derivatives reach `B+` and `B*`).
+/// derivre (0.3.13) keeps a repeat's bounds out of its API (its `Expr` enum is not
+/// exported), but hash-conses its nodes and normalizes a repeat only by its body's
+/// nullability: `e` is `B*` exactly when it is the node `mk_repeat(B, 0, ∞)` gives, and
+/// `B+` likewise. The two nodes are made once per body and remembered in `stars`. Checked
+/// by the test `unbounded_repeats_are_told_by_their_nodes`.
+pub(super) fn unbounded_min(x: &mut ExprSet, stars: &mut Stars, e: ExprRef) -> Option<u32> {
+    if x.get_tag(e) as u8 != tag::REPEAT {
+        return None;
+    }
+    let body = x.get_args(e)[0];
+    let [star, plus] = *stars
+        .entry(body)
+        .or_insert_with(|| [x.mk_repeat(body, 0, u32::MAX), x.mk_repeat(body, 1, u32::MAX)]);
+    if e == star {
+        Some(0)
+    } else if e == plus {
+        Some(1)
+    } else {
+        None
     }
 }
 

@@ -131,7 +131,8 @@ impl DerivreLexer {
     /// took a quarter of such a lexer's first mask).
     pub(super) fn infinite_but_finitely_many(&mut self, e: ExprRef) -> bool {
         let mut budget = FINITE_NODES;
-        surely_infinite(&self.cache.exprs, e, &mut budget, &mut self.cache.finite)
+        let c = &mut self.cache;
+        surely_infinite(&mut c.exprs, &mut c.stars, e, &mut budget, &mut c.finite)
     }
 
     /// Whether a string that [`shortest_guess`] points to, byte by byte, matches `e`

@@ -141,6 +141,8 @@ struct Cache {
     reduced: HashMap<StateId, StateId>,
     /// Memo of [`is_finite`] (answers found within its budget).
     finite: HashMap<ExprRef, bool>,
+    /// derivre's `B*` and `B+` of each repeat body asked about ([`unbounded_min`]).
+    stars: Stars,
     /// Memo of [`infinite_complement`] (answers found within its budget).
     complements: HashMap<ExprRef, bool>,
     /// A string of each positive expression asked about ([`DerivreLexer::part_witness`]).
@@ -198,6 +200,7 @@ impl Cache {
             + set(&self.gave_up)
             + map(&self.reduced)
             + map(&self.finite)
+            + map(&self.stars)
             + map(&self.complements)
             + map(&self.witnesses)
             + witness_bytes
@@ -242,6 +245,7 @@ impl Cache {
             gave_up: self.gave_up.clone(),
             reduced: self.reduced.clone(),
             finite: self.finite.clone(),
+            stars: self.stars.clone(),
             complements: self.complements.clone(),
             witnesses: self.witnesses.clone(),
             parts: self.parts.with_room(room),
@@ -374,6 +378,7 @@ impl DerivreLexer {
                 gave_up: HashSet::new(),
                 reduced: HashMap::new(),
                 finite: HashMap::new(),
+                stars: HashMap::new(),
                 complements: HashMap::new(),
                 witnesses: HashMap::new(),
                 parts: Partitions::new(classes.map(), num_classes),

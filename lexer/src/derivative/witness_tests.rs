@@ -33,21 +33,53 @@ fn expression_tags_are_derivres() {
     assert_eq!(tag(look), tag::LOOKAHEAD);
 }
 
-/// `repeat_bounds` reads derivre's printer: `*`, `+`, `?` and `{min, max}` (bounded and
-/// not), the body never printed.
+/// [`unbounded_min`] tells `B*` and `B+` by derivre's own nodes for them: built by the
+/// builder, by derivatives (`B{3,}` after one `B` is `B{2,}`, then `B+`, then `B*`), and not
+/// bounded repeats, `B{3,}` itself (not told: `None`, a proof does not fire) or non-repeats.
 #[test]
-fn repeat_bounds_are_read_off_the_printer() {
+fn unbounded_repeats_are_told_by_their_nodes() {
     let mut b = RegexBuilder::new();
     let rep = |b: &mut RegexBuilder, min, max| {
         b.mk(&RegexAst::Repeat(Box::new(RegexAst::Regex("[a-z]+x".into())), min, max)).unwrap()
     };
-    let cases = [(0, u32::MAX), (1, u32::MAX), (0, 1), (2, 5), (3, u32::MAX), (0, 300)];
-    let es: Vec<ExprRef> = cases.iter().map(|&(lo, hi)| rep(&mut b, lo, hi)).collect();
-    let x = b.exprset();
-    for (&e, &want) in es.iter().zip(&cases) {
-        assert_eq!(repeat_bounds(x, e), Some(want), "{}", x.expr_to_string(e));
+    let cases = [
+        ((0, u32::MAX), Some(0)),
+        ((1, u32::MAX), Some(1)),
+        ((0, 1), None),
+        ((2, 5), None),
+        ((3, u32::MAX), None),
+        ((0, 300), None),
+    ];
+    let es: Vec<ExprRef> = cases.iter().map(|&((lo, hi), _)| rep(&mut b, lo, hi)).collect();
+    let star = es[0];
+    let mut x = b.into_exprset();
+    let mut stars = Stars::default();
+    for (&e, &(bounds, want)) in es.iter().zip(&cases) {
+        assert_eq!(unbounded_min(&mut x, &mut stars, e), want, "{bounds:?}");
     }
-    assert_eq!(repeat_bounds(x, ExprRef::EMPTY_STRING), None);
+    assert_eq!(unbounded_min(&mut x, &mut stars, ExprRef::EMPTY_STRING), None);
+    // A nullable body: `B+` is `B*` (derivre's normal form), told as `B*`.
+    let mut b = RegexBuilder::new();
+    let nullable_plus =
+        b.mk(&RegexAst::Repeat(Box::new(RegexAst::Regex("a?".into())), 1, u32::MAX)).unwrap();
+    let mut y = b.into_exprset();
+    assert_eq!(unbounded_min(&mut y, &mut Stars::default(), nullable_plus), Some(0));
+    // Derivatives of `(ab){3,}` along "ab" reach `(ab){2,}` (not told), then `(ab)+` and
+    // `(ab)*`.
+    let mut b = RegexBuilder::new();
+    let three =
+        b.mk(&RegexAst::Repeat(Box::new(RegexAst::Literal("ab".into())), 3, u32::MAX)).unwrap();
+    let mut y = b.into_exprset();
+    let (mut d, mut e, mut told) = (DerivCache::new(), three, Vec::new());
+    let mut ys = Stars::default();
+    for _ in 0..3 {
+        for &c in b"ab" {
+            e = d.derivative(&mut y, e, c);
+        }
+        told.push(unbounded_min(&mut y, &mut ys, e));
+    }
+    assert_eq!(told, [None, Some(1), Some(0)], "{}", y.expr_to_string(e));
+    assert_eq!(unbounded_min(&mut x, &mut stars, star), Some(0));
 }
 
 /// Liveness read off the structure: infinite languages (an unbounded repeat of a body
@@ -76,15 +108,18 @@ fn infinite_languages_are_live_by_structure() {
     let nullable_body = mk(rx("(a?)*b"));
     let ws = mk(rx("[ \t]*"));
     let eps = mk(rx("(|)"));
-    let x = b.exprset();
-    let infinite = |e| surely_infinite(x, e, &mut FINITE_NODES.clone(), &mut HashMap::new());
-    assert!(infinite(key), "{}", x.expr_to_string(key));
-    assert!(infinite(inner), "{}", x.expr_to_string(inner));
-    assert!(!infinite(bounded));
-    assert!(!infinite(open_exclusion), "the exclusion is infinite");
-    assert!(!infinite(nullable_body), "not known (the body is nullable)");
-    assert_eq!(matches_nonempty(x, ws), Some(true));
-    assert_eq!(matches_nonempty(x, eps), Some(false));
+    let mut x = b.into_exprset();
+    let mut stars = Stars::default();
+    let mut infinite = |x: &mut ExprSet, e| {
+        surely_infinite(x, &mut stars, e, &mut FINITE_NODES.clone(), &mut HashMap::new())
+    };
+    assert!(infinite(&mut x, key), "{key:?}");
+    assert!(infinite(&mut x, inner), "{inner:?}");
+    assert!(!infinite(&mut x, bounded));
+    assert!(!infinite(&mut x, open_exclusion), "the exclusion is infinite");
+    assert!(!infinite(&mut x, nullable_body), "not known (the body is nullable)");
+    assert_eq!(matches_nonempty(&x, ws), Some(true));
+    assert_eq!(matches_nonempty(&x, eps), Some(false));
 }
 
 /// A `oneOf` of unanchored patterns ("holds `cat` and not `dog`" or the other way
@@ -464,7 +499,7 @@ fn an_unanchored_pattern_inside_a_body_is_contained_from_its_head() {
     let mut l = lexer(key);
     let s = l.start_state(&l.spec().all()).unwrap();
     let e = l.cache.members[s.as_usize()][0].1;
-    assert!(star_head(&l.cache.exprs, e).is_none(), "not a plain B* R");
+    assert!(star_head(&mut l.cache.exprs, &mut l.cache.stars, e).is_none(), "not a plain B* R");
     assert!(l.star_head_in_body(e).is_some());
     let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{0,12}"#);
     assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
@@ -543,7 +578,8 @@ fn a_star_head_proves_an_unanchored_pattern_contained() {
     let mut s = l.start_state(&l.spec().all()).unwrap();
     s = l.advance(s, b'"').unwrap();
     let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{1,10}"#);
-    assert!(star_head(&l.cache.exprs, l.cache.members[s.as_usize()][0].1).is_some());
+    let e = l.cache.members[s.as_usize()][0].1;
+    assert!(star_head(&mut l.cache.exprs, &mut l.cache.stars, e).is_some());
     assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
     // After a partial match the state is a union holding the `B* R` alternative.
     for &b in b"wax" {
@@ -554,6 +590,7 @@ fn a_star_head_proves_an_unanchored_pattern_contained() {
     // `[a-z]{0,3}x`: bounded, no `B*` head; strings of four letters are not prefixes.
     let mut l = lexer(RegexSpec::regex("[a-z]{0,3}x"));
     let s = l.start_state(&l.spec().all()).unwrap();
-    assert!(star_head(&l.cache.exprs, l.cache.members[s.as_usize()][0].1).is_none());
+    let e = l.cache.members[s.as_usize()][0].1;
+    assert!(star_head(&mut l.cache.exprs, &mut l.cache.stars, e).is_none());
     assert_ne!(l.check_prefixes(s, &RegexSpec::regex("[a-z]{1,10}")), Containment::Contained);
 }
