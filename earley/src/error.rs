@@ -19,6 +19,8 @@ pub enum ErrorKind {
     Lexer,
     /// The input was rejected by the grammar.
     Rejected,
+    /// The parser's cancellation flag was set ([`Parser::set_cancel`](crate::Parser::set_cancel)).
+    Cancelled,
 }
 
 impl Error {

@@ -337,3 +337,27 @@ fn unproductive_start_is_an_error() {
     let err = b.build(s, &CfgLimits::default()).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Grammar);
 }
+
+/// A set cancellation flag fails the next mask on the parser's slow path (a fresh parser's
+/// first bytes are cold transitions), with a sticky `Cancelled` error and no mask; a
+/// cleared flag does not bring the parser back, and an unset flag changes nothing.
+#[test]
+fn the_cancellation_flag_stops_a_mask_on_the_slow_path() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (spec, cfg, skip) = list_grammar();
+    let vocab = Vocabulary::bytes();
+    let trie = TokTrie::from_vocab(&vocab).unwrap();
+    let o = ParserOptions { skip, eos: vocab.eos_tokens().to_vec(), ..Default::default() };
+    let flag = Arc::new(AtomicBool::new(false));
+    let mut p = Parser::new(cfg.clone(), DerivreLexer::new(&spec).unwrap(), o.clone()).unwrap();
+    p.set_cancel(Some(flag.clone()));
+    let mut plain = Parser::new(cfg, DerivreLexer::new(&spec).unwrap(), o).unwrap();
+    assert_eq!(p.compute_mask(&trie).unwrap(), plain.compute_mask(&trie).unwrap());
+    p.consume_bytes(b"[1").unwrap();
+    flag.store(true, Ordering::Relaxed);
+    let e = p.compute_mask(&trie).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Cancelled, "{e}");
+    flag.store(false, Ordering::Relaxed);
+    assert_eq!(p.compute_mask(&trie).unwrap_err().kind(), ErrorKind::Cancelled, "sticky");
+    assert!(p.consume_bytes(b"2").is_err());
+}

@@ -145,6 +145,7 @@ pub fn compile(
     for (gi, g) in set.grammars.iter().enumerate() {
         l.class = l.grammar_class[gi];
         for r in &g.rules {
+            lexer::interrupt::check()?;
             if r.param {
                 let t = l.templates[&(gi, r.name.clone())];
                 let ctx = format!("in rule {}", l.qualified(gi, &r.name));

@@ -32,6 +32,8 @@ pub enum ErrorKind {
     Value,
     /// A size or nesting limit.
     Limit,
+    /// The compile was cancelled (`lexer::interrupt`; a deadline is a [`ErrorKind::Limit`]).
+    Cancelled,
 }
 
 impl Error {
@@ -98,3 +100,13 @@ impl std::fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl From<lexer::interrupt::Interrupted> for Error {
+    fn from(why: lexer::interrupt::Interrupted) -> Error {
+        let kind = match why {
+            lexer::interrupt::Interrupted::Cancelled => ErrorKind::Cancelled,
+            lexer::interrupt::Interrupted::Deadline(_) => ErrorKind::Limit,
+        };
+        Error::new(kind, why.to_string())
+    }
+}

@@ -23,7 +23,8 @@ pub struct TopLevel {
     pub set: GrammarSet,
     /// `max_tokens`, if given.
     pub max_tokens: Option<usize>,
-    /// What lenient JSON Schema compilation ignored, one line each.
+    /// The JSON Schema compiler's warnings (unknown formats, what `lenient` ignored), one
+    /// line each.
     pub warnings: Vec<String>,
 }
 
@@ -142,6 +143,7 @@ pub fn parse_value(v: &Value) -> Result<TopLevel, Error> {
                 let opts = crate::json_schema::JsonCompileOptions::from_schema(s)?;
                 let c = crate::json_schema::compile_schema_with(s, &opts)?;
                 warnings.extend(c.warnings);
+                crate::json_schema::push_subs(&mut subs, c.subs);
                 c.grammar
             }
         };

@@ -208,8 +208,11 @@ fn formats() {
         &["\"\"", "\"YWJj\"", "\"YWI=\"", "\"YQ==\"", "\"+/9a\""],
         &["\"YWJ\"", "\"Y===\"", "\"YW=j\"", "\"YQ\"", "\"Y-Jj\""],
     );
-    assert!(Checker::new(&json!({"format": "bogus"})).is_err());
-    assert!(Checker::new(&json!({"format": "bogus", "x-guidance": {"lenient": true}})).is_ok());
+    // Unknown formats are annotations, errors with `strict_formats` (json_schema_formats.rs).
+    assert!(Checker::new(&json!({"format": "bogus"})).is_ok());
+    assert!(
+        Checker::new(&json!({"format": "bogus", "x-guidance": {"strict_formats": true}})).is_err()
+    );
 }
 
 #[test]
@@ -405,13 +408,9 @@ fn one_of_branches_sharing_a_string_schema() {
         ],
         &[r#"{"mode":"d","start":"2024-12-07T00:00:00Z"}"#, r#"{"mode":"a","start":"2024-12-07"}"#],
     );
-    let g = grammars::json_schema::compile_schema(&s).unwrap();
-    let c = grammars::compile::compile(
-        &grammars::ir::GrammarSet { grammars: vec![g] },
-        None,
-        &grammars::compile::CompileLimits::default(),
-    )
-    .unwrap();
+    let set = grammars::json_schema::compile_schema(&s).unwrap();
+    let c = grammars::compile::compile(&set, None, &grammars::compile::CompileLimits::default())
+        .unwrap();
     // Free keys are `"…" & ~("mode"|"start"|"name")`; no `date-time` lexeme has a `~`.
     for l in &c.spec.lexemes {
         let text = format!("{:?}", l.regex);
@@ -458,7 +457,7 @@ fn a_definition_used_many_times_is_emitted_once() {
         },
         "type": "object", "properties": uses, "additionalProperties": false
     });
-    let rules = grammars::json_schema::compile_schema(&schema).unwrap().rules.len();
+    let rules = grammars::json_schema::compile_schema(&schema).unwrap().grammars[0].rules.len();
     // 60 uses x (41 x 2 key-chain states) would be ~5,000.
     assert!(rules < 400, "{rules} rules");
     check(
@@ -481,7 +480,7 @@ fn a_definition_used_many_times_is_emitted_once() {
         "$defs": {"fields": {"type": "object", "properties": props, "additionalProperties": false}},
         "type": "object", "properties": uses, "additionalProperties": false
     });
-    let rules = grammars::json_schema::compile_schema(&schema).unwrap().rules.len();
+    let rules = grammars::json_schema::compile_schema(&schema).unwrap().grammars[0].rules.len();
     assert!(rules < 400, "{rules} rules");
     check(schema, &[r#"{"u3":{"k0":"a"}}"#], &[r#"{"u3":{"x":"a"}}"#]);
 
@@ -521,4 +520,57 @@ fn a_long_chain_of_definitions_is_productive_or_not() {
     check(ok, &[deep.as_str()], &["[]", "1"]);
     let e = Checker::new(&chain(json!(false))).err().map(|e| e.to_string());
     assert!(e.as_deref().is_some_and(|e| e.contains("unsatisfiable")), "{e:?}");
+}
+
+/// Strings bounded by length alone past 512 characters are chunked into a sub-grammar
+/// (`long_string.rs`): the same strings exactly, at every length around the bounds and the
+/// chunk boundaries, with escapes and multi-byte characters counted as one character, no
+/// whitespace between chunks, in objects and arrays and beside a short string.
+#[test]
+fn long_strings_are_chunked_exactly() {
+    let unit = [" ", "a", "é", "\\n", "\\u0001", "😀"];
+    let text = |n: usize| -> String {
+        let s: String = (0..n).map(|i| unit[i % unit.len()]).collect();
+        format!("\"{s}\"")
+    };
+    let bounds: [(usize, Option<usize>); 5] =
+        [(0, Some(600)), (600, Some(700)), (513, None), (0, Some(1000)), (640, Some(640))];
+    for (lo, hi) in bounds {
+        let mut schema = json!({"type": "string", "minLength": lo});
+        if let Some(h) = hi {
+            schema["maxLength"] = json!(h);
+        }
+        let c = Checker::new(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
+        let top = hi.unwrap_or(lo + 200);
+        let mut lens = vec![0, 1, 63, 64, 65, 127, 128, 129, lo, top, top + 1];
+        lens.extend([lo.saturating_sub(1), lo + 1, top.saturating_sub(1)]);
+        for n in lens {
+            let want = n >= lo && hi.is_none_or(|h| n <= h);
+            assert_eq!(c.accepts(&text(n)), want, "{schema}: length {n}");
+        }
+        // Nothing between chunks, or after the opening quote: whitespace there is characters
+        // (counted) or, raw newlines, invalid; never a skip.
+        let s: String = "b".repeat(64);
+        assert!(!c.accepts(&format!("\"{s}\" \"{s}\"")), "{schema}: two strings");
+        assert!(!c.accepts(&format!("\"{s}\n{s}\"")), "{schema}: a raw newline between chunks");
+        assert!(!c.accepts("\"\nb\""), "{schema}: a raw newline after the quote");
+        if let Some(h) = hi {
+            let over = format!("\" {}\"", "b".repeat(h));
+            assert!(!c.accepts(&over), "{schema}: a leading space is a character");
+        }
+    }
+    // Inside an object, with a second long string of the same bound (one sub-grammar) and a
+    // short one.
+    let schema = json!({"type": "object", "properties": {
+        "a": {"type": "string", "maxLength": 1000},
+        "b": {"type": "string", "maxLength": 1000},
+        "c": {"type": "string", "maxLength": 5}},
+        "required": ["a", "b", "c"], "additionalProperties": false});
+    let set = grammars::json_schema::compile_schema(&schema).unwrap();
+    assert_eq!(set.grammars.len(), 2, "one sub-grammar for both long strings");
+    let c = Checker::new(&schema).unwrap();
+    let ok = format!(r#"{{"a": {}, "b": {}, "c": "12345"}}"#, text(999), text(1000));
+    assert!(c.accepts(&ok));
+    let bad = format!(r#"{{"a": {}, "b": {}, "c": "1"}}"#, text(1001), text(3));
+    assert!(!c.accepts(&bad));
 }

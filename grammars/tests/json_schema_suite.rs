@@ -5,6 +5,11 @@
 //! `UPDATE_BASELINE=1` rewrites the baseline. Skipped (and passing) when
 //! `../shared/data/json-schema-test-suite` is absent.
 //!
+//! The `optional/format/` files test formats as assertions (the format-assertion
+//! vocabulary): they run with `x-guidance` `strict_formats`, so that a format we leave as an
+//! annotation is counted unsupported rather than wrongly accepting its invalid instances;
+//! `unknown.json` excepted, which checks that an unknown format is ignored.
+//!
 //! MaskBench (`../shared/data/maskbench`) is long: it runs with `JSON_SCHEMA_MASKBENCH=1`
 //! (optionally `=N` for the first N files), reporting compile rate and instance errors.
 
@@ -54,14 +59,31 @@ fn files(dir: &Path) -> Vec<String> {
     out
 }
 
-fn run_file(path: &Path) -> (Counts, Vec<String>) {
+/// Whether a file runs with `strict_formats` (see the module doc).
+fn asserts_formats(file: &str) -> bool {
+    file.starts_with("optional/format/") && file != "optional/format/unknown.json"
+}
+
+/// `schema` with `x-guidance` `strict_formats` set (a boolean schema unchanged).
+fn with_strict_formats(schema: &Value) -> Value {
+    let mut s = schema.clone();
+    if let Value::Object(m) = &mut s {
+        let x = m.entry("x-guidance").or_insert_with(|| serde_json::json!({}));
+        x["strict_formats"] = Value::Bool(true);
+    }
+    s
+}
+
+fn run_file(path: &Path, strict_formats: bool) -> (Counts, Vec<String>) {
     let text = std::fs::read_to_string(path).expect("readable");
     let groups: Vec<Value> = serde_json::from_str(&text).expect("a JSON array");
     let mut c = Counts::default();
     let mut accepted = Vec::new();
     for g in &groups {
         let tests = g["tests"].as_array().cloned().unwrap_or_default();
-        let checker = std::panic::catch_unwind(|| Checker::new(&g["schema"]));
+        let schema =
+            if strict_formats { with_strict_formats(&g["schema"]) } else { g["schema"].clone() };
+        let checker = std::panic::catch_unwind(|| Checker::new(&schema));
         let checker = match checker {
             Ok(Ok(ch)) => ch,
             Ok(Err(e)) => {
@@ -133,7 +155,7 @@ fn json_schema_test_suite() {
             continue;
         }
         let t0 = std::time::Instant::now();
-        let (c, accepted) = run_file(&dir.join(&f));
+        let (c, accepted) = run_file(&dir.join(&f), asserts_formats(&f));
         if std::env::var("JSON_SCHEMA_DEBUG").is_ok() {
             println!("{f}: {:?}", t0.elapsed());
         }

@@ -148,6 +148,7 @@ pub fn kind_name(e: &Error) -> &'static str {
         ErrorKind::InvalidLexeme { .. } => "invalid_lexeme",
         ErrorKind::InvalidState { .. } => "invalid_state",
         ErrorKind::ForeignLexer { .. } => "foreign_lexer",
+        ErrorKind::Interrupted(_) => "interrupted",
     }
 }
 

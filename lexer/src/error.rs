@@ -79,6 +79,8 @@ pub enum ErrorKind {
         /// The id.
         state: u32,
     },
+    /// The work was cancelled or ran past its deadline ([`crate::interrupt`]).
+    Interrupted(crate::interrupt::Interrupted),
     /// A foreign [`Lexer`](crate::Lexer) implementation returned an id out of bounds; caught
     /// by [`Checked`](crate::Checked).
     ForeignLexer {
@@ -159,6 +161,7 @@ impl fmt::Display for Error {
             ErrorKind::ForeignLexer { message } => {
                 write!(f, "lexer implementation returned a bad id: {message}")
             }
+            ErrorKind::Interrupted(why) => write!(f, "{why}"),
         }
     }
 }

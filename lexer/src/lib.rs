@@ -52,6 +52,7 @@ pub mod conformance;
 mod derivative;
 mod error;
 mod ids;
+pub mod interrupt;
 mod lexer;
 mod limits;
 mod memo;

@@ -255,7 +255,9 @@ const uint32_t *llg_matcher_get_mask(struct LlgMatcher *matcher);
 size_t llg_matcher_get_mask_byte_size(const struct LlgMatcher *matcher);
 /* A handle that cancels the matcher (from any thread; it may outlive the matcher). After
  * llg_cancel the matcher's operations return -1, it is stopped and cancelled, no mask is
- * published, and rollback or reset do not revive it. Checked when an operation starts. */
+ * published, and rollback or reset do not revive it. Checked when an operation starts and,
+ * once a handle was asked for, inside a mask computation (between the slicer's steps and on
+ * the parser's slow path): a mask under way returns -1 within a few steps. */
 struct LlgCancellationHandle *llg_matcher_get_cancellation_handle(struct LlgMatcher *matcher);
 struct LlgCancellationHandle *llg_clone_cancellation_handle(
     const struct LlgCancellationHandle *handle);

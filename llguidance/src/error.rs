@@ -23,6 +23,9 @@ pub enum ErrorKind {
     Usage,
     /// A panic was caught at the API boundary (a bug; the matcher is in its error state).
     Internal,
+    /// The operation was cancelled ([`CancellationHandle::cancel`](crate::CancellationHandle));
+    /// the matcher stays cancelled. The typed form is [`Cancelled`](crate::Cancelled).
+    Cancelled,
 }
 
 impl Error {
@@ -40,6 +43,11 @@ impl Error {
     pub fn message(&self) -> &str {
         &self.message
     }
+
+    /// Whether the operation observed a cancellation request ([`crate::Cancelled`]).
+    pub fn is_cancelled(&self) -> bool {
+        self.kind == ErrorKind::Cancelled
+    }
 }
 
 impl std::fmt::Display for Error {
@@ -52,10 +60,10 @@ impl std::error::Error for Error {}
 
 impl From<grammars::Error> for Error {
     fn from(e: grammars::Error) -> Error {
-        let kind = if e.kind() == grammars::ErrorKind::Limit {
-            ErrorKind::Limit
-        } else {
-            ErrorKind::Grammar
+        let kind = match e.kind() {
+            grammars::ErrorKind::Limit => ErrorKind::Limit,
+            grammars::ErrorKind::Cancelled => ErrorKind::Cancelled,
+            _ => ErrorKind::Grammar,
         };
         Error::new(kind, e.to_string())
     }
@@ -72,6 +80,7 @@ impl From<earley::Error> for Error {
         let kind = match e.kind() {
             earley::ErrorKind::Limit => ErrorKind::Limit,
             earley::ErrorKind::Rejected => ErrorKind::Rejected,
+            earley::ErrorKind::Cancelled => ErrorKind::Cancelled,
             _ => ErrorKind::Grammar,
         };
         Error::new(kind, e.to_string())
@@ -80,7 +89,14 @@ impl From<earley::Error> for Error {
 
 impl From<lexer::Error> for Error {
     fn from(e: lexer::Error) -> Error {
-        let kind = if e.is_limit() { ErrorKind::Limit } else { ErrorKind::Grammar };
+        let kind = match e.kind() {
+            lexer::ErrorKind::Interrupted(lexer::interrupt::Interrupted::Cancelled) => {
+                ErrorKind::Cancelled
+            }
+            lexer::ErrorKind::Interrupted(_) => ErrorKind::Limit,
+            _ if e.is_limit() => ErrorKind::Limit,
+            _ => ErrorKind::Grammar,
+        };
         Error::new(kind, e.to_string())
     }
 }

@@ -4,8 +4,10 @@ use std::sync::Arc;
 
 use grammars::ir::GrammarSet;
 use grammars::{CompileLimits, CompiledGrammar};
+use lexer::interrupt::{scoped, Interrupt};
 use toktrie::{TokTrie, Tokenizer};
 
+use crate::cancel::CancellationHandle;
 use crate::error::ErrorKind;
 use crate::shared::Engine;
 pub(crate) use crate::shared::Shared;
@@ -44,7 +46,7 @@ fn looks_like_path(name: &str) -> bool {
 }
 
 /// A compiled LLGuidance grammar string: the grammar, its `max_tokens`, and the warnings of
-/// lenient JSON Schema compilation ([`ParserFactory::compile_llguidance`]).
+/// JSON Schema compilation ([`ParserFactory::compile_llguidance`]).
 pub type LlGuidanceGrammar = (Arc<CompiledGrammar>, Option<usize>, Vec<String>);
 
 /// Where a grammar comes from.
@@ -111,7 +113,13 @@ impl GrammarSource {
 
     /// Parses the source into the grammar IR.
     pub fn to_ir(&self) -> Result<GrammarSet, Error> {
-        Ok(match self {
+        self.to_ir_with_warnings().map(|(set, _)| set)
+    }
+
+    /// Parses the source into the grammar IR, with the front end's warnings (a JSON
+    /// Schema's unknown formats, what `lenient` ignored), one line each.
+    pub fn to_ir_with_warnings(&self) -> Result<(GrammarSet, Vec<String>), Error> {
+        let set = match self {
             GrammarSource::Lark(s) => grammars::lark::parse(s)?,
             GrammarSource::Regex(s) => grammars::regex::parse(s)?,
             GrammarSource::Gbnf(s) => grammars::gbnf::parse(s)?,
@@ -122,13 +130,21 @@ impl GrammarSource {
                         format!("the JSON Schema is not valid JSON: {e}"),
                     )
                 })?;
-                GrammarSet { grammars: vec![grammars::json_schema::compile_schema(&v)?] }
+                let opts = grammars::json_schema::JsonCompileOptions::from_schema(&v)?;
+                let c = grammars::json_schema::compile_schema_with(&v, &opts)?;
+                let mut grammars = vec![c.grammar];
+                grammars::json_schema::push_subs(&mut grammars, c.subs);
+                return Ok((GrammarSet { grammars }, c.warnings));
             }
             GrammarSource::StructuralTag(s) => grammars::structural_tag::parse(s)?,
-            GrammarSource::LlGuidance(s) => grammars::top_level::parse_llguidance(s)?.set,
+            GrammarSource::LlGuidance(s) => {
+                let t = grammars::top_level::parse_llguidance(s)?;
+                return Ok((t.set, t.warnings));
+            }
             GrammarSource::Ir(s) => serde_json::from_str(s)
                 .map_err(|e| Error::new(ErrorKind::Grammar, format!("bad grammar IR: {e}")))?,
-        })
+        };
+        Ok((set, Vec::new()))
     }
 }
 
@@ -161,6 +177,7 @@ impl ParserFactory {
                 lexers: Default::default(),
                 plain: false,
                 forced_memo: Default::default(),
+                compile_deadline: None,
             }),
         })
     }
@@ -250,6 +267,56 @@ impl ParserFactory {
 
     /// Compiles a grammar (to share between matchers with [`ParserFactory::matcher_for`]).
     pub fn compile(&self, source: &GrammarSource) -> Result<Arc<CompiledGrammar>, Error> {
+        self.compile_with_warnings(source).map(|(g, _)| g)
+    }
+
+    /// [`ParserFactory::compile`], with the front end's warnings
+    /// ([`GrammarSource::to_ir_with_warnings`]).
+    pub fn compile_with_warnings(
+        &self,
+        source: &GrammarSource,
+    ) -> Result<(Arc<CompiledGrammar>, Vec<String>), Error> {
+        self.compile_interruptible(source, self.interrupt(None))
+    }
+
+    /// The same factory with a compile deadline: a compile (front end, grammar compiler, the
+    /// matcher's lexer construction) that takes longer fails with a [`ErrorKind::Limit`]
+    /// error naming it ("compile deadline of N ms exceeded"), read at each schema node, rule
+    /// and lexeme. `None`: no deadline (the default; the compile limits still bound the
+    /// work).
+    pub fn with_compile_deadline(&self, deadline: Option<std::time::Duration>) -> ParserFactory {
+        let mut shared =
+            self.shared.derived(self.shared.engine, self.shared.slices.clone(), self.shared.plain);
+        shared.compile_deadline = deadline;
+        ParserFactory { shared: Arc::new(shared) }
+    }
+
+    /// The compile deadline ([`ParserFactory::with_compile_deadline`]).
+    pub fn compile_deadline(&self) -> Option<std::time::Duration> {
+        self.shared.compile_deadline
+    }
+
+    /// What interrupts a compile starting now: `cancel` and the factory's deadline.
+    fn interrupt(&self, cancel: Option<&CancellationHandle>) -> Option<Interrupt> {
+        self.interrupt_with(cancel, None)
+    }
+
+    /// [`ParserFactory::interrupt`] with `deadline` in place of the factory's, if given.
+    pub(crate) fn interrupt_with(
+        &self,
+        cancel: Option<&CancellationHandle>,
+        deadline: Option<std::time::Duration>,
+    ) -> Option<Interrupt> {
+        let flag = cancel.map(|c| c.0.clone());
+        let deadline = deadline.or(self.shared.compile_deadline);
+        (flag.is_some() || deadline.is_some()).then(|| Interrupt::new(flag, deadline))
+    }
+
+    fn compile_interruptible(
+        &self,
+        source: &GrammarSource,
+        interrupt: Option<Interrupt>,
+    ) -> Result<(Arc<CompiledGrammar>, Vec<String>), Error> {
         // The front ends recurse over user input with depth limits; run them on a thread
         // with a known, large stack so the limits, not the caller's stack size, decide, and
         // so a panic becomes an error.
@@ -259,16 +326,18 @@ impl ParserFactory {
         };
         let source = source.clone();
         let shared = Arc::clone(&self.shared);
-        let run = move || -> Result<Arc<CompiledGrammar>, Error> {
-            let ir = source.to_ir()?;
-            let vocab = shared.tokenizer.vocab();
-            Ok(Arc::new(grammars::compile(&ir, Some(vocab), &shared.limits)?))
+        let run = move || -> Result<(Arc<CompiledGrammar>, Vec<String>), Error> {
+            scoped(interrupt, || {
+                let (ir, warnings) = source.to_ir_with_warnings()?;
+                let vocab = shared.tokenizer.vocab();
+                Ok((Arc::new(grammars::compile(&ir, Some(vocab), &shared.limits)?), warnings))
+            })
         };
-        let g = compile_thread::run(run)??;
+        let (g, warnings) = compile_thread::run(run)??;
         if let Some((first, more)) = warm.split_first() {
             self.warm_up(&g, first, more);
         }
-        Ok(g)
+        Ok((g, warnings))
     }
 
     /// Decodes `text` ([`grammars::structural_tag::warm_up_texts`]: a tag's begin, `<tool_call>\n{"name": "f",
@@ -317,22 +386,32 @@ impl ParserFactory {
     }
 
     /// LLGuidance's grammar string ([`GrammarSource::LlGuidance`]) compiled, with its
-    /// `max_tokens` and the warnings of lenient JSON Schema compilation (parsed once).
+    /// `max_tokens` and the warnings of JSON Schema compilation (parsed once).
     pub fn compile_llguidance(&self, text: &str) -> Result<LlGuidanceGrammar, Error> {
+        self.compile_llguidance_interruptible(text, self.interrupt(None))
+    }
+
+    pub(crate) fn compile_llguidance_interruptible(
+        &self,
+        text: &str,
+        interrupt: Option<Interrupt>,
+    ) -> Result<LlGuidanceGrammar, Error> {
         let text = text.to_string();
         let shared = Arc::clone(&self.shared);
         let run = move || -> Result<LlGuidanceGrammar, Error> {
-            let t = grammars::top_level::parse_llguidance(&text)?;
-            let vocab = shared.tokenizer.vocab();
-            let g = Arc::new(grammars::compile(&t.set, Some(vocab), &shared.limits)?);
-            Ok((g, t.max_tokens, t.warnings))
+            scoped(interrupt, || {
+                let t = grammars::top_level::parse_llguidance(&text)?;
+                let vocab = shared.tokenizer.vocab();
+                let g = Arc::new(grammars::compile(&t.set, Some(vocab), &shared.limits)?);
+                Ok((g, t.max_tokens, t.warnings))
+            })
         };
         compile_thread::run(run)?
     }
 
     /// Checks LLGuidance's grammar string without the tokenizer it will run with: special
     /// tokens (`<[id]>`, `<|name|>`) are not resolved but counted, and the rest compiles as
-    /// usual. Returns the warnings (lenient JSON Schema, and `no tokenizer - can't validate
+    /// usual. Returns the warnings (JSON Schema's, and `no tokenizer - can't validate
     /// <[...]> (N times)` when there are special tokens).
     pub fn check_llguidance_without_tokenizer(&self, text: &str) -> Result<Vec<String>, Error> {
         let text = text.to_string();
@@ -357,19 +436,54 @@ impl ParserFactory {
 
     /// A matcher for a grammar source.
     pub fn create_matcher(&self, source: &GrammarSource) -> Result<Matcher, Error> {
+        self.create_matcher_with_warnings(source).map(|(m, _)| m)
+    }
+
+    /// [`ParserFactory::create_matcher`], with the front end's warnings
+    /// ([`GrammarSource::to_ir_with_warnings`]; none for a plain regex).
+    pub fn create_matcher_with_warnings(
+        &self,
+        source: &GrammarSource,
+    ) -> Result<(Matcher, Vec<String>), Error> {
+        self.create_interruptible(source, None)
+    }
+
+    /// [`ParserFactory::create_matcher_with_warnings`] whose compile `cancel` stops (an
+    /// [`ErrorKind::Cancelled`] error) and whose matcher it then controls (see
+    /// [`CancellationHandle`]); the factory's compile deadline applies as well.
+    pub fn create_matcher_cancellable(
+        &self,
+        source: &GrammarSource,
+        cancel: &CancellationHandle,
+    ) -> Result<(Matcher, Vec<String>), Error> {
+        let (m, w) = self.create_interruptible(source, Some(cancel))?;
+        Ok((m.with_cancellation(cancel.clone()), w))
+    }
+
+    fn create_interruptible(
+        &self,
+        source: &GrammarSource,
+        cancel: Option<&CancellationHandle>,
+    ) -> Result<(Matcher, Vec<String>), Error> {
+        let interrupt = self.interrupt(cancel);
+        if let Some(why) = interrupt.as_ref().and_then(Interrupt::fired) {
+            return Err(grammars::Error::from(why).into());
+        }
         let vocab = self.shared.tokenizer.vocab();
         match (self.shared.engine, source) {
             (Engine::Auto, GrammarSource::Regex(rx)) => {
                 // Over budget or unsupported by the token DFA: fall back to Earley.
                 if let Ok(ix) = index::Index::with_config(rx, vocab, &token_dfa_config()) {
-                    return Ok(Matcher::new_token_dfa(self.shared.clone(), Arc::new(ix)));
+                    let m = Matcher::new_token_dfa(self.shared.clone(), Arc::new(ix));
+                    return Ok((m, Vec::new()));
                 }
             }
             (Engine::TokenDfa, GrammarSource::Regex(rx)) => {
                 // Forced: no time budget (states and work are still bounded).
                 let ix = index::Index::with_config(rx, vocab, &token_dfa_config().max_time(None))
                     .map_err(|e| Error::new(ErrorKind::Grammar, format!("token DFA: {e}")))?;
-                return Ok(Matcher::new_token_dfa(self.shared.clone(), Arc::new(ix)));
+                let m = Matcher::new_token_dfa(self.shared.clone(), Arc::new(ix));
+                return Ok((m, Vec::new()));
             }
             (Engine::TokenDfa, _) => {
                 return Err(Error::new(
@@ -380,13 +494,14 @@ impl ParserFactory {
             _ => {}
         }
         if let GrammarSource::LlGuidance(text) = source {
-            let (g, max_tokens, _) = self.compile_llguidance(text)?;
-            let mut m = self.matcher_for(g)?;
+            let (g, max_tokens, warnings) =
+                self.compile_llguidance_interruptible(text, interrupt.clone())?;
+            let mut m = scoped(interrupt, || self.matcher_for(g))?;
             m.set_max_tokens(max_tokens);
-            return Ok(m);
+            return Ok((m, warnings));
         }
-        let g = self.compile(source)?;
-        self.matcher_for(g)
+        let (g, warnings) = self.compile_interruptible(source, interrupt.clone())?;
+        Ok((scoped(interrupt, || self.matcher_for(g))?, warnings))
     }
 
     /// A matcher for a compiled grammar. Matchers of one compiled grammar start from the

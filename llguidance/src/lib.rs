@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod batch;
+mod cancel;
 mod error;
 mod factory;
 mod matcher;
@@ -36,6 +37,7 @@ mod slicing;
 pub mod ffi;
 pub mod served;
 
+pub use cancel::{CancellationHandle, Cancelled};
 pub use error::{Error, ErrorKind};
 pub use factory::{GrammarSource, LlGuidanceGrammar, ParserFactory, TOKEN_DFA_BUDGET};
 pub use matcher::{Matcher, SliceStats, StopReason};

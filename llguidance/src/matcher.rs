@@ -9,6 +9,7 @@ use grammars::CompiledGrammar;
 use lexer::DerivreLexer;
 use toktrie::{TokenId, TokenSet};
 
+use crate::cancel::{CancelSlot, CancellationHandle};
 use crate::error::ErrorKind;
 use crate::shared::{Engine, LexerTemplate, Shared, ROW0_MASKS};
 use crate::slicing::{sliced_mask, Slicing, Walks};
@@ -34,6 +35,8 @@ pub enum StopReason {
     MaxTokens,
     /// An error put the matcher in its error state.
     Error,
+    /// A cancellation request was observed ([`crate::CancellationHandle`]).
+    Cancelled,
 }
 
 /// The state of one sequence: compute the mask, consume the sampled token, repeat.
@@ -66,6 +69,8 @@ pub struct Matcher {
     last_mask: Option<((u32, lexer::StateId), TokenSet)>,
     /// Masks answered from `last_mask`.
     mask_cache_hits: u64,
+    /// The cancellation request, once enabled ([`Matcher::into_cancellable`]).
+    cancel: CancelSlot,
 }
 
 /// The lexer of an Earley matcher and its clones: a cache of one DFA, fixed by the grammar,
@@ -194,6 +199,7 @@ impl Matcher {
             skip_row0: false,
             last_mask: None,
             mask_cache_hits: 0,
+            cancel: CancelSlot::default(),
         })
     }
 
@@ -213,6 +219,7 @@ impl Matcher {
             skip_row0: false,
             last_mask: None,
             mask_cache_hits: 0,
+            cancel: CancelSlot::default(),
         }
     }
 
@@ -240,6 +247,18 @@ impl Matcher {
     ) -> Result<T, Error> {
         if let Some(e) = &self.error {
             return Err(e.clone());
+        }
+        if let Some(h) = &self.cancel.0 {
+            if h.is_cancelled() {
+                return Err(self.cancelled());
+            }
+            // The parser reads the request during a mask (a clone's parser still holds the
+            // original's flag until here).
+            if let Backend::Earley(p) = &mut self.backend {
+                if !p.cancel_flag().is_some_and(|f| h.same(f)) {
+                    p.set_cancel(Some(h.0.clone()));
+                }
+            }
         }
         // Swap the shared lexer (and slicer answers) in for the call and back after it,
         // also after a panic (caught just below).
@@ -279,12 +298,51 @@ impl Matcher {
             }
         };
         if let Err(e) = &r {
+            if e.kind() == ErrorKind::Cancelled {
+                return Err(self.cancelled());
+            }
             if sticky || e.kind() == ErrorKind::Internal || e.kind() == ErrorKind::Limit {
                 self.error = Some(e.clone());
                 self.stop = StopReason::Error;
             }
         }
         r
+    }
+
+    /// Puts the matcher in its cancelled state (sticky) and returns the error.
+    fn cancelled(&mut self) -> Error {
+        let e = Error::from(crate::Cancelled);
+        self.error = Some(e.clone());
+        self.stop = StopReason::Cancelled;
+        self.last_mask = None;
+        e
+    }
+
+    /// Enables cancellation (LLGuidance's `into_cancellable`): the matcher gets a
+    /// [`CancellationHandle`] ([`Matcher::cancellation_handle`]); a matcher that has one keeps
+    /// it. Costs nothing measurable: the request is read when an operation starts and on the
+    /// parser's slow path.
+    pub fn into_cancellable(mut self) -> Self {
+        if self.cancel.0.is_none() {
+            self.cancel.0 = Some(CancellationHandle::new());
+        }
+        self
+    }
+
+    /// Puts the matcher under `handle` (a compile's handle, so that one request stops both).
+    pub fn with_cancellation(mut self, handle: CancellationHandle) -> Self {
+        self.cancel.0 = Some(handle);
+        self
+    }
+
+    /// The cancellation handle, once enabled ([`Matcher::into_cancellable`]); `None` before.
+    pub fn cancellation_handle(&self) -> Option<CancellationHandle> {
+        self.cancel.0.clone()
+    }
+
+    /// Whether cancellation was requested (observed or not yet).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled() || self.stop == StopReason::Cancelled
     }
 
     fn vocab_size(&self) -> usize {
@@ -422,7 +480,11 @@ impl Matcher {
     /// The last mask, if the parser is still at its position (no error, not stopped);
     /// counted as a cache hit.
     fn cached_mask(&mut self) -> Option<&TokenSet> {
-        if self.error.is_some() || self.stop != StopReason::NotStopped || self.shared.plain {
+        if self.error.is_some()
+            || self.stop != StopReason::NotStopped
+            || self.shared.plain
+            || self.cancel.is_cancelled()
+        {
             return None;
         }
         let (Backend::Earley(p), Some((k, mask))) = (&self.backend, &self.last_mask) else {

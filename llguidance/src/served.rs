@@ -75,12 +75,34 @@ pub type Built = (Result<Matcher, String>, Option<usize>, Vec<String>);
 /// Compiles LLGuidance's grammar string (Lark text or grammar JSON) for `factory`, with
 /// `limits` checked on the result.
 pub fn build(factory: &ParserFactory, grammar: &str, limits: &CompileLimits) -> Built {
-    match factory.compile_llguidance(grammar) {
+    build_with(factory, grammar, limits, None, None)
+}
+
+/// [`build`] whose compile (and the lexer's construction) `cancel` stops and `deadline`
+/// (else the factory's) bounds; the matcher keeps `cancel` (see
+/// [`crate::CancellationHandle`]).
+pub fn build_with(
+    factory: &ParserFactory,
+    grammar: &str,
+    limits: &CompileLimits,
+    cancel: Option<&crate::CancellationHandle>,
+    deadline: Option<std::time::Duration>,
+) -> Built {
+    let interrupt = factory.interrupt_with(cancel, deadline);
+    if let Some(why) = interrupt.as_ref().and_then(|i| i.fired()) {
+        return (Err(why.to_string()), None, Vec::new());
+    }
+    match factory.compile_llguidance_interruptible(grammar, interrupt.clone()) {
         Ok((compiled, max_tokens, warnings)) => {
             if let Some(e) = limits.check(&compiled) {
                 return (Err(e), None, Vec::new());
             }
-            let m = factory.matcher_for(compiled).map_err(|e| e.message().to_string());
+            let m = lexer::interrupt::scoped(interrupt, || factory.matcher_for(compiled));
+            let m = m.map_err(|e| e.message().to_string());
+            let m = match cancel {
+                Some(h) => m.map(|m| m.with_cancellation(h.clone())),
+                None => m,
+            };
             (m, max_tokens, warnings)
         }
         Err(e) => (Err(e.message().to_string()), None, Vec::new()),
@@ -138,6 +160,7 @@ pub fn stop_name(s: StopReason) -> &'static str {
         StopReason::EndOfSequence => "EndOfSentence",
         StopReason::MaxTokens => "MaxTokensTotal",
         StopReason::Error => "InternalError",
+        StopReason::Cancelled => "Cancelled",
     }
 }
 
@@ -192,6 +215,38 @@ impl ServedMatcher {
         m
     }
 
+    /// Puts the matcher under `handle` (see [`crate::CancellationHandle`]); a matcher in its
+    /// error state from the start (a grammar error) has nothing to cancel.
+    pub fn set_cancellation(&mut self, handle: crate::CancellationHandle) {
+        if let Some(m) = self.inner.take() {
+            self.inner = Some(m.with_cancellation(handle));
+        }
+    }
+
+    /// The cancellation handle, enabling cancellation first (LLGuidance's
+    /// `into_cancellable` then `cancellation_handle`); a matcher in its error state from
+    /// the start gets a handle that controls nothing.
+    pub fn cancellation_handle(&mut self) -> crate::CancellationHandle {
+        match self.inner.take() {
+            Some(m) => {
+                let m = m.into_cancellable();
+                let h = m.cancellation_handle().expect("enabled");
+                self.inner = Some(m);
+                h
+            }
+            None => crate::CancellationHandle::new(),
+        }
+    }
+
+    /// Whether cancellation was requested and no other error came first.
+    pub fn is_cancelled(&self) -> bool {
+        self.error.is_none()
+            && self
+                .inner
+                .as_ref()
+                .is_some_and(|m| m.is_cancelled() && m.error().is_none_or(|e| e.is_cancelled()))
+    }
+
     /// Served masks on (the default: the first forced token only where bytes are forced)
     /// or off (every grammar-consistent token).
     pub fn set_forced_masks(&mut self, on: bool) {
@@ -218,17 +273,21 @@ impl ServedMatcher {
         self.vocab_size().div_ceil(32)
     }
 
-    /// The error message in the error state.
+    /// The error message in the error state (after a cancellation, `operation cancelled`).
     pub fn error_message(&self) -> Option<String> {
         if let Some(e) = &self.error {
             return Some(e.clone());
         }
+        if self.is_cancelled() {
+            return Some(crate::Cancelled.to_string());
+        }
         self.inner.as_ref().and_then(|m| m.error()).map(|e| e.message().to_string())
     }
 
-    /// Whether the matcher is in its error state.
+    /// Whether the matcher is in its error state (cancelled included).
     pub fn is_error(&self) -> bool {
-        self.error.is_some() || self.inner.as_ref().is_none_or(|m| m.error().is_some())
+        self.error.is_some()
+            || self.inner.as_ref().is_none_or(|m| m.error().is_some() || m.is_cancelled())
     }
 
     /// The compile warnings.
@@ -304,7 +363,7 @@ impl ServedMatcher {
     }
 
     fn servable(&self) -> bool {
-        self.error_message().is_none() && !self.no_ext
+        self.error_message().is_none() && !self.no_ext && !self.is_cancelled()
     }
 
     /// The mask now (EOS only in the error state or after a stop).
@@ -320,6 +379,11 @@ impl ServedMatcher {
     /// more than the check: +5 µs at the median mask before it, llama3, MaskBench).
     pub fn fill(&mut self, out: &mut [u32]) {
         let t0 = std::time::Instant::now();
+        // Cancelled: no mask at all (never EOS only; LLGuidance's contract).
+        if self.is_cancelled() {
+            out.fill(0);
+            return;
+        }
         let r = if !self.servable() {
             Err(String::new())
         } else {
@@ -336,6 +400,11 @@ impl ServedMatcher {
             self.forced = Some((self.generation, None));
         }
         if let Err(msg) = r {
+            if self.is_cancelled() {
+                // Cancelled during the mask: the error is the matcher's own.
+                out.fill(0);
+                return;
+            }
             if !msg.is_empty() {
                 self.set_error(msg);
             }
@@ -610,14 +679,18 @@ impl ServedMatcher {
 
     /// Whether the matcher stopped (EOS, nothing but EOS can follow, max tokens, error).
     pub fn is_stopped(&self) -> bool {
-        self.error_message().is_some()
+        self.is_cancelled()
+            || self.error_message().is_some()
             || self.no_ext
             || self.inner.as_ref().is_some_and(|m| m.is_stopped())
     }
 
     /// LLGuidance's name of why it stopped: `NotStopped`, `NoExtension`, `EndOfSentence`,
-    /// `MaxTokensTotal`, `InternalError`.
+    /// `MaxTokensTotal`, `InternalError`, `Cancelled`.
     pub fn stop_reason(&self) -> &'static str {
+        if self.is_cancelled() {
+            return "Cancelled";
+        }
         if self.error_message().is_some() {
             return "InternalError";
         }

@@ -41,6 +41,9 @@ pub(crate) struct Shared {
     /// sequence of a grammar; one costs ~8 µs with a HF tokenizer). At most
     /// [`FORCED_MEMO`] entries, cleared when full.
     pub(crate) forced_memo: Mutex<HashMap<Vec<u8>, Arc<[toktrie::TokenId]>>>,
+    /// Time a compile may take (front end, grammar compiler, lexer construction) before it
+    /// fails ([`crate::ParserFactory::with_compile_deadline`]).
+    pub(crate) compile_deadline: Option<std::time::Duration>,
 }
 
 /// Entries of [`Shared::forced_memo`].
@@ -87,6 +90,7 @@ impl Shared {
             lexers: Default::default(),
             plain,
             forced_memo: Default::default(),
+            compile_deadline: self.compile_deadline,
         }
     }
 }

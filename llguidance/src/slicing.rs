@@ -229,6 +229,15 @@ impl Walks {
     }
 }
 
+/// `Err(Cancelled)` when the parser's cancellation flag is set (between the slicer's steps:
+/// containment checks and split walks run on the lexer, outside the parser's own checks).
+fn check_cancel(p: &Parser<DerivreLexer>) -> Result<(), Error> {
+    match p.cancel_flag() {
+        Some(f) if f.load(std::sync::atomic::Ordering::Relaxed) => Err(crate::Cancelled.into()),
+        _ => Ok(()),
+    }
+}
+
 /// Walks `trie` (`id` in [`Walks`]) from the parser's position into `mask`, from a split
 /// walk where the lexer state has one: the template's walks where it knows the state (split
 /// through its states only, whose numbers every lexer copied from it shares), else `own`.
@@ -250,8 +259,13 @@ fn walk_trie(
     let w = match found {
         Some(Walk::Split(w)) => return Ok(p.add_bias_split(trie, &w, mask).map(|()| true)?),
         Some(Walk::Plain) => return Ok(p.add_bias(trie, mask).map(|()| false)?),
-        // The state's first walk in this lexer (or in the template's): split, and kept.
-        None => p.split_walk(trie, limit),
+        // The state's first walk in this lexer (or in the template's): split, and kept
+        // (not when cancelled during it: the walk stops deciding, see `Parser::split_walk`).
+        None => {
+            let w = p.split_walk(trie, limit);
+            check_cancel(p)?;
+            w
+        }
     };
     p.add_bias_split(trie, &w, mask)?;
     let kept = match shared {
@@ -287,6 +301,7 @@ pub(crate) fn sliced_mask(
     // was contained every time: 14,872 of 14,872).
     let whole_first = !p.lexer_mut().lazy_possible(state);
     for (i, slice) in slices.slices().iter().enumerate() {
+        check_cancel(p)?;
         let whole = |p: &mut Parser<DerivreLexer>, st: &mut Slicing, contained: &[bool]| {
             // A slice whose necessary condition failed is not asked (see `Slice::requires`).
             slice.requires().is_none_or(|r| contained[r])
@@ -353,6 +368,7 @@ pub(crate) fn sliced_mask(
     for (i, ((slice, &contained), part)) in
         slices.slices().iter().zip(&contained).zip(&parts).enumerate()
     {
+        check_cancel(p)?;
         if contained {
             // In `mask` from the start.
             st.applied += 1;

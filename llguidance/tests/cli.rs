@@ -87,6 +87,23 @@ fn check_exit_codes() {
     assert_eq!(code(&llg(&[])), 3);
 }
 
+#[test]
+fn check_prints_compile_warnings() {
+    let d = TempDir::new("warnings");
+    let s = d.file("s.json", r#"{"type": "string", "format": "foo"}"#);
+    let strict = d.file(
+        "strict.json",
+        r#"{"type": "string", "format": "foo", "x-guidance": {"strict_formats": true}}"#,
+    );
+    let out = llg(&["check", "--grammar", &s, "--tokenizer", "bytes", "--text", "\"any\""]);
+    assert_eq!(code(&out), 0, "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning: unknown format \"foo\""), "{}", show(&out));
+    let out = llg(&["check", "--grammar", &strict, "--tokenizer", "bytes", "--text", "\"any\""]);
+    assert_eq!(code(&out), 2, "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("strict_formats"), "{}", show(&out));
+}
+
 /// FNV-1a 64 over ascending ids, 4 little-endian bytes each (DESIGN.md).
 fn fnv1a(ids: &[u32]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

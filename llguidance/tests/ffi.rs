@@ -392,8 +392,14 @@ fn cancellation_stops_for_good() {
     assert!(unsafe { llg_matcher_get_mask(m) }.is_null());
     // SAFETY: `m` is live.
     assert!(unsafe { llg_matcher_is_stopped(m) });
+    // SAFETY: `m` is live. Cancelled is a stopped error state whose message says so (as
+    // LLGuidance's `is_error` / `get_error`), and still cancelled (no other error first).
+    assert!(unsafe { llg_matcher_is_error(m) });
+    // SAFETY: `m` is live; the message pointer lives as long as `m`.
+    let e = unsafe { CStr::from_ptr(llg_matcher_get_error(m)) };
+    assert_eq!(e.to_str().unwrap(), "operation cancelled");
     // SAFETY: `m` is live.
-    assert!(!unsafe { llg_matcher_is_error(m) }, "cancellation is not an error");
+    assert!(unsafe { llg_matcher_is_cancelled(m) });
     // SAFETY: `m` is live.
     assert_eq!(unsafe { llg_matcher_reset(m) }, -1, "reset does not revive it");
     assert_eq!(consume(m, 2), -1);

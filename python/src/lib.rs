@@ -32,6 +32,7 @@ fn get_version() -> String {
 fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer::LLTokenizer>()?;
     m.add_class::<matcher::LLMatcher>()?;
+    m.add_class::<matcher::CancellationHandle>()?;
     m.add_class::<executor::LLExecutor>()?;
     m.add_class::<limits::LLParserLimits>()?;
     m.add_class::<matcher::JsonCompiler>()?;

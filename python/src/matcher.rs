@@ -140,29 +140,65 @@ pub(crate) fn schema_grammar(
     Ok(g.to_string())
 }
 
-/// Compiles a grammar string for a tokenizer, GIL released.
+/// Compiles a grammar string for a tokenizer, GIL released; `cancel` stops the compile
+/// (and later the matcher), `deadline_ms` bounds it.
 fn build(
     py: Python<'_>,
     factory: &ParserFactory,
     grammar: &str,
     limits: Option<&LLParserLimits>,
+    cancel: Option<llguidance::CancellationHandle>,
+    deadline_ms: Option<u64>,
 ) -> llguidance::served::Built {
     let f = factory.clone();
     let g = grammar.to_string();
     let limits = limits.map_or_else(CompileLimits::default, |l| l.compile_limits());
-    py.detach(move || llguidance::served::build(&f, &g, &limits))
+    let deadline = deadline_ms.map(std::time::Duration::from_millis);
+    py.detach(move || llguidance::served::build_with(&f, &g, &limits, cancel.as_ref(), deadline))
+}
+
+/// A permanent cancellation request for a matcher and its compile (LLGuidance 1.9's
+/// contract): `cancel()` from any thread; the matcher's calls then stop (a mask under way
+/// within a few steps) and it stays stopped, `stop_reason()` `"Cancelled"`.
+#[pyclass(frozen, module = "llg_rs._lib")]
+#[derive(Clone)]
+pub struct CancellationHandle {
+    pub(crate) h: llguidance::CancellationHandle,
+}
+
+#[pymethods]
+impl CancellationHandle {
+    #[new]
+    fn new() -> CancellationHandle {
+        CancellationHandle { h: llguidance::CancellationHandle::new() }
+    }
+
+    /// Requests cancellation (permanent; returns at once).
+    fn cancel(&self) {
+        self.h.cancel()
+    }
+
+    /// Whether cancellation was requested.
+    fn is_cancelled(&self) -> bool {
+        self.h.is_cancelled()
+    }
 }
 
 #[pymethods]
 impl LLMatcher {
     #[new]
-    #[pyo3(signature = (tokenizer, grammar, *, log_level = 1, limits = None))]
+    #[pyo3(signature = (
+        tokenizer, grammar, *, log_level = 1, limits = None, cancellation = None,
+        compile_deadline_ms = None
+    ))]
     fn new(
         py: Python<'_>,
         tokenizer: &LLTokenizer,
         grammar: &Bound<'_, PyAny>,
         log_level: i32,
         limits: Option<&LLParserLimits>,
+        cancellation: Option<&CancellationHandle>,
+        compile_deadline_ms: Option<u64>,
     ) -> LLMatcher {
         let factory = tokenizer.factory.clone();
         // Not even a wrong type raises: the matcher is in its error state.
@@ -173,11 +209,24 @@ impl LLMatcher {
                 grammar.get_type().name().map_or_else(|_| "?".to_string(), |n| n.to_string())
             )),
         };
+        let cancel = cancellation.map(|c| c.h.clone());
         let built = match &grammar {
-            Ok(g) => build(py, &factory, g, limits),
+            Ok(g) => build(py, &factory, g, limits, cancel, compile_deadline_ms),
             Err(e) => (Err(e.clone()), None, Vec::new()),
         };
         LLMatcher { s: ServedMatcher::new(factory, built, log_level) }
+    }
+
+    /// The matcher's cancellation handle (enabling cancellation: LLGuidance's
+    /// `into_cancellable` and `cancellation_handle` in one). Call `cancel()` on it from any
+    /// thread; the GIL is released while the matcher computes.
+    fn cancellation_handle(&mut self) -> CancellationHandle {
+        CancellationHandle { h: self.s.cancellation_handle() }
+    }
+
+    /// Whether cancellation was requested (and no other error stopped the matcher first).
+    fn is_cancelled(&self) -> bool {
+        self.s.is_cancelled()
     }
 
     /// Validates a grammar: `""` when it compiles, else the error.
@@ -216,7 +265,7 @@ impl LLMatcher {
                 Err(e) => (true, vec![e.message().to_string()]),
             };
         }
-        let (r, _, warnings) = build(py, &factory, grammar, limits);
+        let (r, _, warnings) = build(py, &factory, grammar, limits, None, None);
         match r {
             Ok(_) => (false, warnings),
             Err(e) => (true, vec![e]),

@@ -171,17 +171,19 @@ def test_limits_and_warnings(tok):
     assert "grammar size (number of symbols) too big" in m.get_error()
     is_err, msgs = LLMatcher.validate_grammar_with_warnings("start: <[100]>* <[7]>", tokenizer=None)
     assert not is_err and "no tokenizer" in msgs[0]
-    for lenient in (True, False):
+    # An unknown format: LLGuidance's error unless `lenient`; ours a warning unless
+    # `strict_formats` (docs/differences.md, 35).
+    for options, strict in [({}, False), ({"lenient": True}, False), ({"strict_formats": True}, True)]:
         g = LLMatcher.grammar_from_json_schema(
             {"type": "object", "properties": {"d": {"type": "string", "format": "no_such_format"}}},
-            overrides={"lenient": lenient})
+            overrides=options)
         is_err, msgs = LLMatcher.validate_grammar_with_warnings(g, tokenizer=tok)
-        assert "Unknown format" in msgs[0] and is_err == (not lenient)
+        assert "no_such_format" in msgs[0] and is_err == strict
         m = LLMatcher(tok, g)
-        if lenient:
-            assert "Unknown format" in m.get_grammar_warnings()[0]
+        if strict:
+            assert m.is_error() and 'unsupported format "no_such_format"' in m.get_error()
         else:
-            assert m.is_error() and "Unknown format" in m.get_error()
+            assert 'unknown format "no_such_format"' in m.get_grammar_warnings()[0]
 
 
 def test_eos_after_the_end(tok):

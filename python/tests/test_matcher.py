@@ -167,11 +167,11 @@ def test_grammar_helpers(byte_tok):
     err = LLMatcher.validate_grammar("start: foo")
     assert "foo" in err
     assert LLMatcher.validate_grammar_with_warnings("start: foo") == (True, [err])
-    lenient = LLMatcher.grammar_from_json_schema(
-        {"type": "string", "format": "foo"}, overrides={"lenient": True})
-    is_err, warnings = LLMatcher.validate_grammar_with_warnings(lenient)
+    # An unknown format is an annotation, with a warning naming it.
+    unknown = LLMatcher.grammar_from_json_schema({"type": "string", "format": "foo"})
+    is_err, warnings = LLMatcher.validate_grammar_with_warnings(unknown)
     assert not is_err and warnings and "foo" in warnings[0]
-    assert LLMatcher(byte_tok, lenient).get_grammar_warnings() == warnings
+    assert LLMatcher(byte_tok, unknown).get_grammar_warnings() == warnings
 
 
 def test_grammar_from():

@@ -2,6 +2,8 @@
 //! whole or over vocabulary slices or a walk split at the lexer state, plus the special tokens
 //! and token terminals (`<[id]>`) the grammar expects here.
 
+use std::sync::atomic::Ordering;
+
 use lexer::{Lexer, StateId, Step};
 use toktrie::{Recognizer, TokTrie, TokenId, TokenSet};
 
@@ -90,10 +92,19 @@ impl<L: Lexer> Parser<L> {
     pub fn split_walk(&mut self, trie: &TokTrie, limit: u32) -> toktrie::SplitWalk {
         let start = self.stack.last().expect("the stack holds the start").lexer;
         let lexer = &mut self.lexer;
-        trie.split_walk(start.0, |s, b| match lexer.step(StateId(s), b).ok()? {
-            Step::Reject => Some(None),
-            Step::Continue(n) if n.0 < limit => Some(Some(n.0)),
-            _ => None,
+        // Once the cancellation flag is set every transition is left undecided: the walk
+        // ends within a few nodes (its caller then reports the cancellation).
+        let cancel = self.cancel.clone();
+        let cancelled = move || cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
+        trie.split_walk(start.0, |s, b| {
+            if cancelled() {
+                return None;
+            }
+            match lexer.step(StateId(s), b).ok()? {
+                Step::Reject => Some(None),
+                Step::Continue(n) if n.0 < limit => Some(Some(n.0)),
+                _ => None,
+            }
         })
     }
 

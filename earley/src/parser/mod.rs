@@ -19,6 +19,7 @@ mod row_start;
 mod speculative;
 mod step;
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use hashbrown::HashMap;
@@ -87,6 +88,8 @@ pub struct Parser<L> {
     /// Whether the grammar has token terminals (`<[id]>`): masks then add the tokens
     /// they expect, and a token they expect is scanned as one.
     token_terminals: bool,
+    /// Set by another thread to cancel ([`Parser::set_cancel`]).
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 impl<L: Lexer> Parser<L> {
@@ -110,6 +113,7 @@ impl<L: Lexer> Parser<L> {
             error: None,
             stats: ParserStats::default(),
             token_terminals: false,
+            cancel: None,
         };
         p.token_terminals = (0..p.cfg.num_symbols()).any(|i| {
             let s = p.cfg.symbol(SymIdx(i as u32));
@@ -121,6 +125,21 @@ impl<L: Lexer> Parser<L> {
         let s = p.row_start[r as usize];
         p.stack.push(Pos { row: r, lexer: s });
         Ok(p)
+    }
+
+    /// A flag another thread may set to cancel: the parser reads it on its slow path (each
+    /// byte that is not a known transition inside a lexeme: lexer derivatives, lexeme ends,
+    /// rows), and once it is set fails with a sticky [`ErrorKind::Cancelled`] error, so a
+    /// trie walk under way ends within a few more bytes (its subtrees rejected) and
+    /// [`Parser::compute_mask`] returns the error instead of a mask. Warm walks (known
+    /// transitions only) finish without reading it.
+    pub fn set_cancel(&mut self, flag: Option<Arc<AtomicBool>>) {
+        self.cancel = flag;
+    }
+
+    /// The cancellation flag ([`Parser::set_cancel`]).
+    pub fn cancel_flag(&self) -> Option<&Arc<AtomicBool>> {
+        self.cancel.as_ref()
     }
 
     /// The grammar.

@@ -3,10 +3,12 @@
 //! allows into a new row, cached by `(row, lexer state)` so that the same lexeme ending again
 //! at the same place reuses the row. Also the per-step item budget.
 
+use std::sync::atomic::Ordering;
+
 use lexer::{LexemeSet, Lexer, StateId, Step};
 
 use super::{lexer_error, Parser, Pos};
-use crate::Error;
+use crate::{Error, ErrorKind};
 
 const NO_ROW: u32 = u32::MAX;
 /// Scan-cache flag: the lexeme that ended was a once-only skip lexeme (restart without them).
@@ -78,6 +80,9 @@ impl<L: Lexer> Parser<L> {
     /// Pushes one byte: the core of both consuming and the trie walk.
     #[inline(never)]
     pub(super) fn push_byte(&mut self, b: u8) -> Result<bool, Error> {
+        if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(Error::new(ErrorKind::Cancelled, "operation cancelled"));
+        }
         self.stats.bytes_pushed += 1;
         let top = *self.stack.last().expect("the stack holds the start");
         let at = self.stack.len() - 1;

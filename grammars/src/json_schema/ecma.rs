@@ -552,13 +552,7 @@ pub(crate) fn format_regex(name: &str) -> Option<String> {
             )
         }
         "hostname" => {
-            // RFC 1123 labels without "--" in positions 3-4 (RFC 5891 reserves those for
-            // A-labels), spelled out by length so that no complement is needed: 1-4
-            // characters, then 5-63 with positions 3-4 an alphanumeric or "-" + alphanumeric.
-            let (a, h) = ("[A-Za-z0-9]", "[A-Za-z0-9-]");
-            let hl = format!(
-                "(?:{a}|{a}{a}|{a}{h}{a}|{a}{h}{h}{a}|{a}{h}(?:{a}{h}|-{a}){h}{{0,58}}{a})"
-            );
+            let hl = hostname_label();
             format!("{hl}(?:\\.{hl})*")
         }
         "ipv4" => ipv4,
@@ -579,16 +573,74 @@ pub(crate) fn format_regex(name: &str) -> Option<String> {
         "byte" => "(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?".to_string(),
         "json-pointer" => json_pointer.to_string(),
         "relative-json-pointer" => format!("(?:0|[1-9][0-9]*)(?:#|{json_pointer})"),
+        "uri-template" => {
+            // RFC 6570 §2 with its verified erratum 6937 (`'` is a literal: `%x26-3B`).
+            // Level 4 expressions; the operators reserved for future use (`=,!@|`) are
+            // left out, as the RFC gives them no meaning.
+            let literal = format!(r"(?:[!#$&-;=?-\[\]_a-z~{ucschar}{iprivate}]|{pct})");
+            let varchar = format!("(?:[A-Za-z0-9_]|{pct})");
+            let varspec = format!(r"{varchar}(?:\.?{varchar})*(?::[1-9][0-9]{{0,3}}|\*)?");
+            let expression = format!(r"\{{[+#./;?&]?{varspec}(?:,{varspec})*\}}");
+            format!("(?:{literal}|{expression})*")
+        }
+        "idn-email" => {
+            // RFC 6531: `email` with any non-ASCII character in atoms and quoted strings.
+            // The domain is ASCII: labels as `hostname`'s (so no A-label), or an address
+            // literal; U-labels are rejected (IDNA2008's tables and contextual rules are
+            // not expressed), a subset of the valid addresses.
+            let atext = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~\-\x{80}-\x{10FFFF}]";
+            let quoted = r#""(?:[\x20\x21\x23-\x5B\x5D-\x7E\x{80}-\x{10FFFF}]|\\[\x20-\x7E])*""#;
+            let hl = hostname_label();
+            format!(
+                r"(?:{atext}+(?:\.{atext}+)*|{quoted})@(?:{hl}(?:\.{hl})*|\[{ipv4}\]|\[IPv6:{ipv6}\])"
+            )
+        }
+        "idn-hostname" => {
+            // RFC 5890 NR-LDH labels only (`hostname`'s), separated by any of RFC 3490's
+            // full stops: A-labels and U-labels are rejected (IDNA2008's tables, contextual
+            // and Bidi rules and Punycode are not expressed), a subset of the valid names.
+            let hl = hostname_label();
+            format!("{hl}(?:[.\\x{{3002}}\\x{{FF0E}}\\x{{FF61}}]{hl})*")
+        }
         _ => return None,
     };
     Some(rx)
+}
+
+/// A `hostname` label: RFC 1123 (1-63 letters, digits and `-`, not at either end) without
+/// "--" in positions 3-4 (RFC 5891 reserves those for A-labels), spelled out by length so
+/// that no complement is needed: 1-4 characters, then 5-63 with positions 3-4 an
+/// alphanumeric or "-" + alphanumeric.
+fn hostname_label() -> String {
+    let (a, h) = ("[A-Za-z0-9]", "[A-Za-z0-9-]");
+    format!("(?:{a}|{a}{a}|{a}{h}{a}|{a}{h}{h}{a}|{a}{h}(?:{a}{h}|-{a}){h}{{0,58}}{a})")
+}
+
+/// Whether a known format's regex accepts only a subset of the format's strings (its
+/// complement, under `not`, would then accept valid ones): `hostname` rejects A-labels,
+/// `email` general address literals (`[tag:...]`), `idn-hostname` and `idn-email`
+/// A-labels and U-labels.
+pub(crate) fn format_is_subset(name: &str) -> bool {
+    matches!(name, "hostname" | "email" | "idn-hostname" | "idn-email")
+}
+
+/// Why a format that JSON Schema defines is not asserted (it is then an annotation, or an
+/// error under `strict_formats`); `None` for formats that are asserted or not defined.
+pub(crate) fn unasserted_format_reason(name: &str) -> Option<&'static str> {
+    match name {
+        // ECMA-262 regex syntax nests groups to any depth (not a regular language) and has
+        // context rules (group names, `\k<name>`, `{n,m}` with n <= m, range order): no
+        // exact regex, and no useful subset of it.
+        "regex" => Some("ECMA-262 regex syntax is not a regular language"),
+        _ => None,
+    }
 }
 
 /// The most characters a format allows, as a positive bound (`X & .{0,n}` keeps the lexer's
 /// non-emptiness checks cheap where `X & ~(.{n+1,})` ran out of step fuel).
 pub(crate) fn format_max_len(name: &str) -> Option<u32> {
     match name {
-        "hostname" => Some(253),
+        "hostname" | "idn-hostname" => Some(253),
         _ => None,
     }
 }

@@ -8,9 +8,10 @@ use hashbrown::HashMap;
 
 use lexer::RegexSpec;
 
+use super::long_string;
 use super::numbers;
 use super::schema::{json_eq, Arr, Ctx, Exp, LengthBounds, Node, Obj, Rx, SExpr, STRING_ANY};
-use crate::ir::{Expr, Rule, RuleAttrs};
+use crate::ir::{Expr, Grammar, Rule, RuleAttrs};
 use crate::param::{ParamCond, ParamExpr};
 use crate::{Error, ErrorKind};
 
@@ -42,6 +43,8 @@ pub(crate) struct Emitter<'c, 'a> {
     pub excludes: Vec<String>,
     /// `xgrammar_strings`: `\/` and raw DEL in general-escape strings.
     pub xgrammar_strings: bool,
+    /// The sub-grammars of long strings ([`long_string`]), one per bound and quoting.
+    pub subs: Vec<Grammar>,
 }
 
 fn lit(s: &str) -> Expr {
@@ -71,6 +74,16 @@ impl<'c, 'a> Emitter<'c, 'a> {
     /// pair counting as one) repeated `len` times `"`.
     fn general_quote(&self, len: LengthBounds) -> RegexSpec {
         let (lo, hi) = (len.min, len.max);
+        let count = match hi {
+            Some(h) => format!("{{{lo},{h}}}"),
+            None => format!("{{{lo},}}"),
+        };
+        RegexSpec::Regex(format!(r#""(?:{}){count}""#, self.general_unit()))
+    }
+
+    /// One character of a general-escape string: raw, a named escape, or `\uXXXX` (a
+    /// surrogate pair counting as one), as a regex.
+    fn general_unit(&self) -> String {
         let named: String = self
             .escapes
             .as_deref()
@@ -91,11 +104,39 @@ impl<'c, 'a> Emitter<'c, 'a> {
         }
         unit.push(format!(r"\\u(?:[0-9a-cA-Ce-fE-F]{hex}{{3}}|[dD][0-7]{hex}{{2}})"));
         unit.push(format!(r"\\u[dD][89abAB]{hex}{{2}}\\u[dD][c-fC-F]{hex}{{2}}"));
-        let count = match hi {
-            Some(h) => format!("{{{lo},{h}}}"),
-            None => format!("{{{lo},}}"),
-        };
-        RegexSpec::Regex(format!(r#""(?:{}){count}""#, unit.join("|")))
+        unit.join("|")
+    }
+
+    /// A long string ([`long_string`]): a reference to its sub-grammar, made once per bound
+    /// and quoting.
+    fn long_string(&mut self, len: LengthBounds) -> Expr {
+        let general = self.general_escapes;
+        let quoting = format!(
+            "{:?}{}{}",
+            self.escapes,
+            if general { self.general_unit() } else { String::new() },
+            self.xgrammar_strings
+        );
+        // FNV-1a: a short tag naming the quoting, so equal sub-grammars share a name.
+        let tag = quoting
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+        let hi = len.max.map_or_else(|| "inf".to_string(), |h| h.to_string());
+        let name = format!("__json_str_{}_{hi}_{tag:016x}", len.min);
+        if !self.subs.iter().any(|g| g.name.as_deref() == Some(name.as_str())) {
+            let unit = general.then(|| self.general_unit());
+            let escapes = self.escapes.clone();
+            let body = |lo: u32, hi: u32| match &unit {
+                Some(u) => RegexSpec::Regex(format!("(?:{u}){{{lo},{hi}}}")),
+                None => RegexSpec::JsonQuote {
+                    expr: Box::new(LengthBounds { min: lo, max: Some(hi) }.regex()),
+                    raw: true,
+                    allowed_escapes: escapes.clone(),
+                },
+            };
+            self.subs.push(long_string::grammar(name.clone(), len, body));
+        }
+        Expr::Seq(vec![lit("\""), Expr::Grammar(name)])
     }
 
     pub fn new(
@@ -117,6 +158,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             any_order: false,
             excludes: Vec::new(),
             xgrammar_strings: false,
+            subs: Vec::new(),
         }
     }
 
@@ -188,6 +230,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
     }
 
     fn node(&mut self, name: &str, n: &Node) -> Result<Expr, Error> {
+        lexer::interrupt::check()?;
         let mut alts = Vec::new();
         if n.null {
             alts.push(lit("null"));
@@ -239,7 +282,14 @@ impl<'c, 'a> Emitter<'c, 'a> {
             _ => alts.push(Expr::Lexeme(RegexSpec::Or(num))),
         }
         if !n.str_.is_nothing() {
-            alts.push(self.key_lexeme(n.str_.spec(STRING_ANY), n.str_.length_only()));
+            let len = n.str_.length_only();
+            match len.filter(|&l| long_string::is_long(l) && self.excludes.is_empty()) {
+                Some(l) => {
+                    let e = self.long_string(l);
+                    alts.push(e);
+                }
+                None => alts.push(self.key_lexeme(n.str_.spec(STRING_ANY), len)),
+            }
         }
         for (i, a) in n.arr.iter().enumerate() {
             if let Some(e) = self.array(&format!("{name}_a{i}"), a)? {

@@ -18,11 +18,18 @@
 //!   `patternProperties` always search. ECMA-262 classes (`\d`, `\w`, `\s`, `.`) keep their
 //!   ECMA meaning; look-arounds,
 //!   backreferences and `\b` are unsupported.
-//! - **`format`** is asserted (LLGuidance's behaviour; 2020-12 makes it an annotation):
-//!   `date-time`, `date`, `time`, `duration`, `email` (dot-atom local parts only),
-//!   `hostname` (no `--` in label positions 3-4), `ipv4`, `ipv6`, `uuid`, `uri`,
-//!   `uri-reference`, `iri`, `iri-reference`, `json-pointer`, `relative-json-pointer`. Other
-//!   formats are an error, or any string with `lenient`.
+//! - **`format`**: the known formats are asserted (LLGuidance's behaviour; 2019-09 and
+//!   2020-12 make every format an annotation): `date-time`, `date`, `time`, `duration`,
+//!   `email` (no general address literals `[tag:...]`), `idn-email` (ASCII domains only),
+//!   `hostname` (no `--` in label positions 3-4, so no A-labels), `idn-hostname` (ASCII
+//!   labels as `hostname`'s only), `ipv4`, `ipv6`, `uuid`, `uri`, `uri-reference`, `iri`,
+//!   `iri-reference`, `uri-template`, `json-pointer`, `relative-json-pointer`, and OpenAPI's
+//!   `byte`. The four checked on a subset of their strings (`email`, `idn-email`,
+//!   `hostname`, `idn-hostname`) cannot be negated (`not`, `if`, an inexpressible `oneOf`:
+//!   an error). Any other format, `regex`
+//!   included (ECMA-262 regex syntax is not a regular language), is an annotation, as the
+//!   spec says: it leaves strings unconstrained and adds a warning naming it (an error with
+//!   `strict_formats`).
 //! - Keys with escapes (`"\u0061"` for `"a"`) are rejected where a plain key is expected.
 //!
 //! Supported: `type`, `enum`, `const`, `properties`, `required`, `additionalProperties`,
@@ -54,8 +61,9 @@
 //! `whitespace_flexible` (true: `[ \t\n\r]+` allowed between tokens), `whitespace_pattern`
 //! (a regex for that whitespace), `item_separator` (`","`), `key_separator` (`":"`),
 //! `coerce_one_of` (false: an inexpressible `oneOf` becomes `anyOf`), `lenient` (false:
-//! unknown formats and unsupported `uniqueItems` are ignored, over-approximating, with a
-//! warning), plus `pattern_search` (true) described above.
+//! an unsupported `uniqueItems` is ignored, over-approximating, with a warning), plus ours:
+//! `pattern_search` (true) described above and `strict_formats` (false: an unknown
+//! `format` is an error instead of an annotation with a warning).
 //!
 //! # Limits
 //!
@@ -65,6 +73,7 @@
 mod ecma;
 pub(crate) use ecma::{format_spec, translate_pattern};
 mod emit;
+mod long_string;
 mod numbers;
 pub(crate) mod resolve;
 mod schema;
@@ -88,9 +97,12 @@ pub struct JsonCompileOptions {
     pub key_separator: String,
     /// Treat a `oneOf` that cannot be compiled exactly as `anyOf` (default false).
     pub coerce_one_of: bool,
-    /// Ignore unknown formats and unsupported `uniqueItems` (over-approximating), collecting
-    /// warnings, instead of failing (default false).
+    /// Ignore an unsupported `uniqueItems` (over-approximating), collecting a warning,
+    /// instead of failing (default false).
     pub lenient: bool,
+    /// An unknown `format` is an error (default false: an annotation, any string, with a
+    /// warning naming it, as JSON Schema 2019-09 and 2020-12 say).
+    pub strict_formats: bool,
     /// `pattern` is a search, as JSON Schema specifies (default true); false anchors
     /// unanchored patterns at both ends.
     pub pattern_search: bool,
@@ -127,6 +139,7 @@ impl Default for JsonCompileOptions {
             key_separator: ":".into(),
             coerce_one_of: false,
             lenient: false,
+            strict_formats: false,
             pattern_search: true,
             allowed_escapes: None,
             general_escapes: false,
@@ -153,6 +166,7 @@ impl JsonCompileOptions {
                 "whitespace_flexible"
                 | "coerce_one_of"
                 | "lenient"
+                | "strict_formats"
                 | "pattern_search"
                 | "any_order"
                 | "json_allow_general_unicode_escapes" => {
@@ -161,6 +175,7 @@ impl JsonCompileOptions {
                         "whitespace_flexible" => o.whitespace_flexible = b,
                         "coerce_one_of" => o.coerce_one_of = b,
                         "lenient" => o.lenient = b,
+                        "strict_formats" => o.strict_formats = b,
                         "json_allow_general_unicode_escapes" => o.general_escapes = b,
                         "any_order" => o.any_order = b,
                         _ => o.pattern_search = b,
@@ -205,20 +220,37 @@ impl JsonCompileOptions {
     }
 }
 
-/// A compiled schema: the grammar and any warnings (from `lenient`).
+/// A compiled schema: the grammar and any warnings (unknown formats, and what `lenient`
+/// ignored).
 #[derive(Clone, Debug)]
 pub struct CompiledSchema {
     /// The grammar.
     pub grammar: Grammar,
-    /// What `lenient` ignored.
+    /// The sub-grammars it refers to (long strings, `long_string.rs`): they go into the
+    /// same grammar set ([`CompiledSchema::push_into`]).
+    pub subs: Vec<Grammar>,
+    /// The unknown formats left as annotations and what `lenient` ignored, one line each.
     pub warnings: Vec<String>,
 }
 
 /// Compiles a JSON Schema into a grammar of the IR, with options from the schema's top-level
 /// `"x-guidance"` object.
-pub fn compile_schema(schema: &Value) -> Result<Grammar, Error> {
+pub fn compile_schema(schema: &Value) -> Result<crate::ir::GrammarSet, Error> {
     let opts = JsonCompileOptions::from_schema(schema)?;
-    compile_schema_with(schema, &opts).map(|c| c.grammar)
+    let c = compile_schema_with(schema, &opts)?;
+    let mut grammars = vec![c.grammar];
+    push_subs(&mut grammars, c.subs);
+    Ok(crate::ir::GrammarSet { grammars })
+}
+
+/// Appends sub-grammars to a set's grammars, each name once (a name is made from what the
+/// grammar holds, so two schemas' equal sub-grammars are one).
+pub fn push_subs(grammars: &mut Vec<Grammar>, subs: Vec<Grammar>) {
+    for g in subs {
+        if !grammars.iter().any(|h| h.name.is_some() && h.name == g.name) {
+            grammars.push(g);
+        }
+    }
 }
 
 /// Compiles a JSON Schema with explicit options (the `"x-guidance"` object is not read).
@@ -229,6 +261,7 @@ pub fn compile_schema_with(
     let doc = resolve::Doc::new(schema)?;
     let mut ctx = schema::Ctx::new(doc, opts.clone());
     let root = ctx.at(String::new());
+    let subs;
     let (rules, start) = {
         let mut em = emit::Emitter::new(
             &mut ctx,
@@ -241,6 +274,7 @@ pub fn compile_schema_with(
         em.xgrammar_strings = opts.xgrammar_strings;
         em.excludes = opts.string_excludes.iter().filter(|x| !x.is_empty()).cloned().collect();
         let start = em.run(root)?;
+        subs = std::mem::take(&mut em.subs);
         (std::mem::take(&mut em.rules), start)
     };
     if !derives_something(&rules, &start) {
@@ -267,7 +301,7 @@ pub fn compile_schema_with(
     // class only with `ignore_once`).
     let options = GrammarOptions { ignore_once: true, ..Default::default() };
     let grammar = Grammar { name: None, start, rules, terminals: vec![], ignore, options };
-    Ok(CompiledSchema { grammar, warnings: ctx.warnings })
+    Ok(CompiledSchema { grammar, subs, warnings: ctx.warnings })
 }
 
 /// Whether rule `start` derives some string: the least fixpoint of "productive" over the

@@ -343,12 +343,15 @@ impl P<'_> {
             Tok::At(n) => LExpr::Grammar(n),
             Tok::Directive(d) if d == "json" => {
                 let (schema, at) = self.json_payload("%json")?;
-                let mut g = crate::json_schema::compile_schema(&schema)
+                let set = crate::json_schema::compile_schema(&schema)
                     .map_err(|e| self.err(e.kind(), &format!("in %json: {}", e.message()), at))?;
+                let mut grammars = set.grammars.into_iter();
+                let mut g = grammars.next().expect("the schema's grammar comes first");
                 *self.counter += 1;
                 let name = format!("__json_{}", self.counter);
                 g.name = Some(name.clone());
                 self.subs.push(g);
+                crate::json_schema::push_subs(self.subs, grammars.collect());
                 LExpr::Grammar(name)
             }
             Tok::Directive(d) if d == "regex" => {

@@ -59,10 +59,10 @@ impl Builder {
                 opts.whitespace_pattern = Some(o.ws_regex(1));
             }
         }
-        let g = crate::json_schema::compile_schema_with(&strict, &opts)
-            .map_err(|e| err(e.kind(), format!("json_schema format: {}", e.message())))?
-            .grammar;
-        Ok(self.sub_grammar("json", g))
+        let c = crate::json_schema::compile_schema_with(&strict, &opts)
+            .map_err(|e| err(e.kind(), format!("json_schema format: {}", e.message())))?;
+        crate::json_schema::push_subs(&mut self.subs, c.subs);
+        Ok(self.sub_grammar("json", c.grammar))
     }
 }
 

@@ -4,28 +4,28 @@
 use std::sync::Arc;
 
 use grammars::compile::{compile, CompileLimits};
-use grammars::ir::GrammarSet;
 use grammars::json_schema::compile_schema;
 
 /// A schema compiled down to what a parser needs.
 pub struct Checker {
     cfg: Arc<earley::Cfg>,
     lexer: lexer::DerivreLexer,
-    skip: lexer::LexemeSet,
+    /// The compiled grammar's parser options (skip lexemes per lexeme class, once-only).
+    opts: earley::ParserOptions,
 }
 
 impl Checker {
     /// Compiles `schema` (an error if the front end or the grammar compiler rejects it).
     pub fn new(schema: &serde_json::Value) -> anyhow::Result<Checker> {
-        let g = compile_schema(schema)?;
-        let c = compile(&GrammarSet { grammars: vec![g] }, None, &CompileLimits::default())?;
+        let set = compile_schema(schema)?;
+        let c = compile(&set, None, &CompileLimits::default())?;
         let lexer = lexer::DerivreLexer::new(&c.spec)?;
-        Ok(Checker { cfg: c.cfg.clone(), lexer, skip: c.skip.clone() })
+        Ok(Checker { cfg: c.cfg.clone(), lexer, opts: c.parser_options(Vec::new()) })
     }
 
     /// Whether the grammar accepts `text`.
     pub fn accepts(&self, text: &str) -> bool {
-        let opts = earley::ParserOptions { skip: self.skip.clone(), ..Default::default() };
+        let opts = self.opts.clone();
         let Ok(mut p) = earley::Parser::new(self.cfg.clone(), self.lexer.clone(), opts) else {
             return false;
         };

@@ -330,6 +330,7 @@ impl DerivreLexer {
         // grammar's lexer build.
         let mut parsed: HashMap<String, ExprRef> = HashMap::new();
         for l in &spec.lexemes {
+            crate::interrupt::check().map_err(ErrorKind::Interrupted)?;
             let e = fold(&l.name, &l.regex, limits.max_depth, |node, args| match node {
                 RegexSpec::Regex(rx) => match parsed.get(rx.as_str()) {
                     Some(&e) => Ok(e),

@@ -86,11 +86,11 @@ pub unsafe extern "C" fn llg_x_matcher_stop_reason(matcher: *const LlgMatcher) -
     guard(-1, || {
         // SAFETY: the caller's pointer, under the module's contract.
         let Some(m) = (unsafe { matcher_ref(matcher) }) else { return -1 };
+        if m.is_cancelled() {
+            return LLG_X_STOP_CANCELLED;
+        }
         if m.is_error() {
             return LLG_X_STOP_ERROR;
-        }
-        if m.stopped() && !m.served_stopped() {
-            return LLG_X_STOP_CANCELLED;
         }
         match m.served_stop_reason() {
             "NotStopped" => LLG_X_STOP_NOT_STOPPED,

@@ -154,6 +154,9 @@ pub struct LlgMatcher {
     mask: Vec<u32>,
     has_mask: bool,
     cancel: Arc<AtomicBool>,
+    /// Whether the served matcher reads `cancel` (once a handle was asked for): it then
+    /// stops mid-mask too, not only before an operation.
+    cancel_enabled: bool,
 }
 
 impl LlgMatcher {
@@ -165,6 +168,7 @@ impl LlgMatcher {
             mask: vec![0; words],
             has_mask: false,
             cancel: Arc::new(AtomicBool::new(false)),
+            cancel_enabled: false,
         };
         m.sync();
         m
@@ -172,6 +176,25 @@ impl LlgMatcher {
 
     fn cancelled(&self) -> bool {
         self.cancel.load(Ordering::Acquire)
+    }
+
+    /// The served matcher reads the cancellation flag from now on (mid-mask too).
+    fn enable_cancel(&mut self) {
+        if !self.cancel_enabled {
+            if let Ok(s) = self.served.as_mut() {
+                s.set_cancellation(crate::CancellationHandle(self.cancel.clone()));
+            }
+            self.cancel_enabled = true;
+        }
+    }
+
+    /// Cancelled, and no other error stopped the matcher first.
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancelled()
+            && match &self.served {
+                Ok(s) => !s.is_error() || s.is_cancelled(),
+                Err(_) => false,
+            }
     }
 
     /// The error message now, if any.
@@ -257,11 +280,6 @@ impl LlgMatcher {
         self.cancelled() || self.is_error() || self.served.as_ref().is_ok_and(|s| s.is_stopped())
     }
 
-    /// Whether the served matcher itself stopped (not counting cancellation).
-    pub(crate) fn served_stopped(&self) -> bool {
-        self.served.as_ref().map_or(true, |s| s.is_stopped())
-    }
-
     /// LLGuidance's name of the served matcher's stop reason.
     pub(crate) fn served_stop_reason(&self) -> &'static str {
         self.served.as_ref().map_or("InternalError", |s| s.stop_reason())
@@ -304,7 +322,7 @@ impl LlgMatcher {
     }
 
     pub(crate) fn deep_clone(&self) -> LlgMatcher {
-        LlgMatcher {
+        let mut m = LlgMatcher {
             served: match &self.served {
                 Ok(s) => Ok(s.deep_clone()),
                 Err(e) => Err(e.clone()),
@@ -313,7 +331,12 @@ impl LlgMatcher {
             mask: self.mask.clone(),
             has_mask: self.has_mask,
             cancel: Arc::new(AtomicBool::new(self.cancelled())),
+            cancel_enabled: false,
+        };
+        if self.cancel_enabled {
+            m.enable_cancel();
         }
+        m
     }
 }
 
@@ -464,9 +487,12 @@ pub unsafe extern "C" fn llg_matcher_get_cancellation_handle(
     matcher: *mut LlgMatcher,
 ) -> *mut LlgCancellationHandle {
     guard(std::ptr::null_mut(), || {
-        // SAFETY: the caller's pointer, under the module's contract.
-        match unsafe { matcher_ref(matcher) } {
-            Some(m) => Box::into_raw(Box::new(LlgCancellationHandle { flag: m.cancel.clone() })),
+        // SAFETY: the caller's pointer, under the module's contract (an idle matcher).
+        match unsafe { matcher_mut(matcher) } {
+            Some(m) => {
+                m.enable_cancel();
+                Box::into_raw(Box::new(LlgCancellationHandle { flag: m.cancel.clone() }))
+            }
             None => std::ptr::null_mut(),
         }
     })
@@ -527,7 +553,7 @@ pub unsafe extern "C" fn llg_free_cancellation_handle(handle: *mut LlgCancellati
 pub unsafe extern "C" fn llg_matcher_is_cancelled(matcher: *const LlgMatcher) -> bool {
     guard(false, || {
         // SAFETY: the caller's pointer, under the module's contract.
-        unsafe { matcher_ref(matcher) }.is_some_and(|m| m.cancelled() && !m.is_error())
+        unsafe { matcher_ref(matcher) }.is_some_and(|m| m.is_cancelled())
     })
 }
 

@@ -5,6 +5,7 @@ Code written for LLGuidance runs on this engine after ``import llg_rs as llguida
 """
 
 from ._lib import (
+    CancellationHandle,
     JsonCompiler,
     LarkCompiler,
     LLExecutor,
@@ -30,6 +31,7 @@ except Exception:  # pragma: no cover - running from a source tree without metad
 __all__ = [
     "LLTokenizer",
     "LLMatcher",
+    "CancellationHandle",
     "LLExecutor",
     "LLParserLimits",
     "JsonCompiler",

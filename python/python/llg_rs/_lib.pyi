@@ -93,9 +93,23 @@ class JsonCompileOptions(TypedDict, total=False):
     whitespace_flexible: Optional[bool]
     coerce_one_of: Optional[bool]
     lenient: Optional[bool]
+    # llg_rs addition: an unknown `format` is an error (default: an annotation, with a
+    # warning naming it).
+    strict_formats: Optional[bool]
     json_allowed_escapes: Optional[str]
     json_allow_general_unicode_escapes: Optional[bool]
     any_order: Optional[bool]
+
+class CancellationHandle:
+    """A permanent cancellation request for a matcher and its compile (LLGuidance 1.9's
+    contract). ``cancel()`` from any thread: a compile given it stops with an error, the
+    matcher's calls stop (a mask under way within a few steps; never an EOS-only or partial
+    mask: the bitmask is all zeros) and it stays stopped (``stop_reason()`` is
+    ``"Cancelled"``; ``reset``/``rollback`` do not revive it)."""
+
+    def __new__(cls) -> "CancellationHandle": ...
+    def cancel(self) -> None: ...
+    def is_cancelled(self) -> bool: ...
 
 class LLMatcher:
     """One sequence's grammar state. Never raises for grammar errors, limits or rejected
@@ -116,7 +130,15 @@ class LLMatcher:
         *,
         log_level: int = 1,
         limits: Optional[LLParserLimits] = None,
+        # llg_rs additions: a handle that stops the compile (and later the matcher), and a
+        # compile deadline in milliseconds (past it: the error state, "compile deadline of
+        # N ms exceeded").
+        cancellation: Optional[CancellationHandle] = None,
+        compile_deadline_ms: Optional[int] = None,
     ) -> "LLMatcher": ...
+    def cancellation_handle(self) -> CancellationHandle:
+        """The matcher's handle (enables cancellation; LLGuidance's ``into_cancellable``)."""
+    def is_cancelled(self) -> bool: ...
     @staticmethod
     def validate_grammar(
         grammar: str,

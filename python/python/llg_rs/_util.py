@@ -12,4 +12,5 @@ StopReason = Literal[
     "NoExtensionBias",
     "EndOfSentence",
     "InternalError",
+    "Cancelled",
 ]

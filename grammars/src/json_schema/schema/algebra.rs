@@ -95,7 +95,9 @@ pub(crate) fn complement(a: &Node) -> Result<Node, Error> {
     if a.str_approx {
         return Err(unsupported(
             "not",
-            "the complement of an anchored `pattern` is inexact (set x-guidance pattern_search for JSON Schema's search semantics)",
+            "the complement of an anchored `pattern` (set x-guidance pattern_search for JSON \
+             Schema's search semantics) or of a `format` checked on a subset of its strings \
+             (hostname, email, idn-hostname, idn-email) is inexact",
         ));
     }
     let mut n = Node {

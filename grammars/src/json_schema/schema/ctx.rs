@@ -28,7 +28,7 @@ pub(crate) struct Ctx<'a> {
     cache: HashMap<SExpr, Rc<Node>>,
     depth: usize,
     regexes: HashMap<String, Option<regex_automata::meta::Regex>>,
-    /// Warnings (lenient mode).
+    /// Warnings: unknown formats, what `lenient` ignored.
     pub warnings: Vec<String>,
     /// Contradictions found in schema objects (`minimum` above `maximum`, ...), for the
     /// error when nothing is left of the whole schema.
@@ -110,6 +110,7 @@ impl<'a> Ctx<'a> {
         if let Some(n) = self.cache.get(e) {
             return Ok(n.clone());
         }
+        lexer::interrupt::check()?;
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             self.depth -= 1;

@@ -273,6 +273,7 @@ impl Ctx<'_> {
                                 None => Rx::regex(spec),
                             };
                             n.str_ = n.str_.and(&rx);
+                            n.str_approx |= ecma::format_is_subset(f);
                         }
                         None => unknown_format = Some(f.to_string()),
                     }
@@ -519,13 +520,30 @@ impl Ctx<'_> {
         if let Some(o) = own_obj {
             n = intersect(&n, &o)?;
         }
-        // `format` only constrains strings: an unknown one matters only if strings remain
+        // `format` only constrains strings: an unknown one matters only if strings remain.
+        // It is an annotation (2019-09 and 2020-12 make every format one) with a warning,
+        // or an error under `strict_formats`.
         if let Some(f) = unknown_format {
             if !n.str_.is_nothing() {
-                if !self.opts.lenient {
-                    return Err(unsupported("format", &format!("Unknown format: {f}")));
+                let reason = ecma::unasserted_format_reason(&f);
+                if self.opts.strict_formats {
+                    let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
+                    return Err(Error::new(
+                        ErrorKind::Unsupported,
+                        format!(
+                            "unsupported format {f:?}{why} (strict_formats is set; without it \
+                             an unknown format is an annotation)"
+                        ),
+                    ));
                 }
-                self.warnings.push(format!("Unknown format: {f} (ignored)"));
+                let w = match reason {
+                    Some(r) => format!("format {f:?} is not checked ({r})"),
+                    None => format!("unknown format {f:?}"),
+                };
+                let w = format!("{w}: an annotation, any string is accepted");
+                if !self.warnings.contains(&w) {
+                    self.warnings.push(w);
+                }
             }
         }
         for (part, why) in contradicted {

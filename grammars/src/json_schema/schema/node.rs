@@ -191,7 +191,8 @@ pub(crate) struct Node {
     pub num: Num,
     /// String contents.
     pub str_: Rx,
-    /// `str_` is a subset of the schema's strings (anchored `pattern`s), so its complement
+    /// `str_` is a subset of the schema's strings (anchored `pattern`s, the formats of
+    /// `ecma::format_is_subset`), so its complement
     /// would be a superset: `not` refuses it.
     pub str_approx: bool,
     pub arr: Vec<Arr>,

@@ -54,7 +54,8 @@ enum Command {
     /// Consume the whole input (TOK=bytes: one byte per token; else its canonical
     /// tokenization), each token checked against the plain mask. Exit 0 if accepted and the
     /// grammar is accepting at the end; 1 if rejected (at which byte/token) or incomplete; 2 if
-    /// the grammar does not compile; 3 for usage errors.
+    /// the grammar does not compile; 3 for usage errors. Compile warnings (a JSON Schema's
+    /// unknown formats) go to stderr.
     #[command(after_help = AFTER_HELP)]
     Check(CheckArgs),
     /// Print the mask before each token of a token-id list, as JSON lines
@@ -254,8 +255,15 @@ fn grammar_source(path: &str, format: Option<&str>) -> Result<GrammarSource, Fai
     GrammarSource::from_format(&format, text).map_err(|e| Fail::Usage(e.to_string()))
 }
 
+/// The matcher of a grammar; its compile warnings (a JSON Schema's unknown formats, ...) go
+/// to stderr.
 fn matcher(f: &ParserFactory, src: &GrammarSource) -> Result<Matcher, Fail> {
-    f.create_matcher(src).map_err(|e| Fail::Grammar(e.to_string()))
+    let (m, warnings) =
+        f.create_matcher_with_warnings(src).map_err(|e| Fail::Grammar(e.to_string()))?;
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(m)
 }
 
 fn check(args: CheckArgs) -> Result<ExitCode, Fail> {

@@ -1,0 +1,86 @@
+//! Long strings: a JSON string constrained by its length alone, past [`LONG`] characters
+//! (`maxLength: 100000`, `minLength: 5000`), is not one lexeme but a sub-grammar of chunks.
+//!
+//! One lexeme `"(char){m,n}"` gives the lexer a state per position (a derivative of the
+//! bounded repeat at each count; with partial UTF-8 characters and escapes, about six per
+//! character): a 20,000-character value needed more than the lexer's 50,000 states and was
+//! rejected, and each new position's first mask was cold. Here the string is `"` (a lexeme
+//! of the enclosing grammar), then a sub-grammar: chunks of exactly [`CHUNK`] characters, then a tail of fewer than [`CHUNK`] characters
+//! with the closing quote, the number of chunks counted by the parser (`Expr::Repeat`,
+//! compiled by powers of two): the lexer keeps [`CHUNK`] positions of states whatever the
+//! bound, and they come back at every chunk (warm masks).
+//!
+//! The same strings, exactly: a length `L` is `a * CHUNK + t` with `0 <= t < CHUNK` in one
+//! way, and the alternatives below split the bound by `a`. A chunk cannot end before its
+//! last character and a tail cannot reach [`CHUNK`] characters, so each string lexes one
+//! way. The sub-grammar has no whitespace lexeme (its own lexeme class), so nothing can
+//! come between chunks. Test: `tests/json_schema.rs` `long_strings_are_chunked_exactly`.
+
+use lexer::RegexSpec;
+
+use super::schema::LengthBounds;
+use crate::ir::{Expr, Grammar, GrammarOptions, Rule, RuleAttrs};
+
+/// Characters per chunk.
+pub(crate) const CHUNK: u32 = 64;
+/// A bound past this many characters makes a string long.
+pub(crate) const LONG: u32 = 512;
+
+/// Whether a string of these lengths is chunked.
+pub(crate) fn is_long(len: LengthBounds) -> bool {
+    len.min > LONG || len.max.is_some_and(|m| m > LONG)
+}
+
+/// The sub-grammar `name` of the JSON strings with lengths `len` after their opening quote
+/// (which belongs to the enclosing grammar, so that its whitespace may come before it);
+/// `body(lo, hi)` is the lexeme body of `lo` to `hi` characters, quoted as the schema's
+/// strings are, without the quotes.
+pub(crate) fn grammar(
+    name: String,
+    len: LengthBounds,
+    body: impl Fn(u32, u32) -> RegexSpec,
+) -> Grammar {
+    let k = CHUNK;
+    let chunk = Expr::Lexeme(body(k, k));
+    let tail = |lo: u32, hi: u32| {
+        Expr::Lexeme(RegexSpec::Concat(vec![body(lo, hi), RegexSpec::Literal("\"".into())]))
+    };
+    let chunks = |min: u32, max: Option<u32>| match (min, max) {
+        (0, Some(0)) => Expr::Empty,
+        _ => Expr::Repeat { expr: Box::new(chunk.clone()), min, max },
+    };
+    let (a_lo, t_lo) = (len.min / k, len.min % k);
+    let mut alts = Vec::new();
+    match len.max {
+        None => {
+            alts.push(Expr::Seq(vec![chunks(a_lo, Some(a_lo)), tail(t_lo, k - 1)]));
+            alts.push(Expr::Seq(vec![chunks(a_lo + 1, None), tail(0, k - 1)]));
+        }
+        Some(hi) => {
+            let (a_hi, t_hi) = (hi / k, hi % k);
+            if a_lo == a_hi {
+                alts.push(Expr::Seq(vec![chunks(a_lo, Some(a_lo)), tail(t_lo, t_hi)]));
+            } else {
+                alts.push(Expr::Seq(vec![chunks(a_lo, Some(a_lo)), tail(t_lo, k - 1)]));
+                if a_hi > a_lo + 1 {
+                    alts.push(Expr::Seq(vec![chunks(a_lo + 1, Some(a_hi - 1)), tail(0, k - 1)]));
+                }
+                alts.push(Expr::Seq(vec![chunks(a_hi, Some(a_hi)), tail(0, t_hi)]));
+            }
+        }
+    }
+    let rule = |name: &str, body: Expr| Rule {
+        name: name.to_string(),
+        body,
+        attrs: RuleAttrs::default(),
+        param: false,
+    };
+    Grammar {
+        name: Some(name),
+        start: "start".into(),
+        rules: vec![rule("start", Expr::Alt(alts))],
+        terminals: vec![],
+        ignore: vec![],
+        options: GrammarOptions::default(),
+    }
+}
