@@ -522,7 +522,7 @@ fn a_long_chain_of_definitions_is_productive_or_not() {
     assert!(e.as_deref().is_some_and(|e| e.contains("unsatisfiable")), "{e:?}");
 }
 
-/// Strings bounded by length alone past 512 characters are chunked into a sub-grammar
+/// Strings bounded by length alone past 4,096 characters are chunked into a sub-grammar
 /// (`long_string.rs`): the same strings exactly, at every length around the bounds and the
 /// chunk boundaries, with escapes and multi-byte characters counted as one character, no
 /// whitespace between chunks, in objects and arrays and beside a short string.
@@ -534,7 +534,7 @@ fn long_strings_are_chunked_exactly() {
         format!("\"{s}\"")
     };
     let bounds: [(usize, Option<usize>); 5] =
-        [(0, Some(600)), (600, Some(700)), (513, None), (0, Some(1000)), (640, Some(640))];
+        [(0, Some(5000)), (5000, Some(5300)), (4097, None), (0, Some(4200)), (5120, Some(5120))];
     for (lo, hi) in bounds {
         let mut schema = json!({"type": "string", "minLength": lo});
         if let Some(h) = hi {
@@ -542,7 +542,7 @@ fn long_strings_are_chunked_exactly() {
         }
         let c = Checker::new(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
         let top = hi.unwrap_or(lo + 200);
-        let mut lens = vec![0, 1, 63, 64, 65, 127, 128, 129, lo, top, top + 1];
+        let mut lens = vec![0, 1, 255, 256, 257, 511, 512, 513, lo, top, top + 1];
         lens.extend([lo.saturating_sub(1), lo + 1, top.saturating_sub(1)]);
         for n in lens {
             let want = n >= lo && hi.is_none_or(|h| n <= h);
@@ -550,7 +550,7 @@ fn long_strings_are_chunked_exactly() {
         }
         // Nothing between chunks, or after the opening quote: whitespace there is characters
         // (counted) or, raw newlines, invalid; never a skip.
-        let s: String = "b".repeat(64);
+        let s: String = "b".repeat(256);
         assert!(!c.accepts(&format!("\"{s}\" \"{s}\"")), "{schema}: two strings");
         assert!(!c.accepts(&format!("\"{s}\n{s}\"")), "{schema}: a raw newline between chunks");
         assert!(!c.accepts("\"\nb\""), "{schema}: a raw newline after the quote");
@@ -562,15 +562,15 @@ fn long_strings_are_chunked_exactly() {
     // Inside an object, with a second long string of the same bound (one sub-grammar) and a
     // short one.
     let schema = json!({"type": "object", "properties": {
-        "a": {"type": "string", "maxLength": 1000},
-        "b": {"type": "string", "maxLength": 1000},
+        "a": {"type": "string", "maxLength": 5000},
+        "b": {"type": "string", "maxLength": 5000},
         "c": {"type": "string", "maxLength": 5}},
         "required": ["a", "b", "c"], "additionalProperties": false});
     let set = grammars::json_schema::compile_schema(&schema).unwrap();
     assert_eq!(set.grammars.len(), 2, "one sub-grammar for both long strings");
     let c = Checker::new(&schema).unwrap();
-    let ok = format!(r#"{{"a": {}, "b": {}, "c": "12345"}}"#, text(999), text(1000));
+    let ok = format!(r#"{{"a": {}, "b": {}, "c": "12345"}}"#, text(4999), text(5000));
     assert!(c.accepts(&ok));
-    let bad = format!(r#"{{"a": {}, "b": {}, "c": "1"}}"#, text(1001), text(3));
+    let bad = format!(r#"{{"a": {}, "b": {}, "c": "1"}}"#, text(5001), text(3));
     assert!(!c.accepts(&bad));
 }

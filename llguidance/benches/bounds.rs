@@ -42,7 +42,11 @@ fn schema(name: &str, schema: serde_json::Value, instance: String) -> Case {
 fn cases() -> Vec<Case> {
     use serde_json::json;
     let mut v = vec![
-        schema("string, unbounded (20k chars)", json!({"type": "string"}), json_str(&words(20_000))),
+        schema(
+            "string, unbounded (20k chars)",
+            json!({"type": "string"}),
+            json_str(&words(20_000)),
+        ),
         schema("maxLength 10", json!({"type": "string", "maxLength": 10}), json_str(&words(10))),
         schema(
             "maxLength 1000 (1k chars)",
@@ -65,7 +69,9 @@ fn cases() -> Vec<Case> {
             json_str(&words(6000)),
         ),
     ];
-    let ints = |n: usize| format!("[{}]", (0..n).map(|i| (i % 97).to_string()).collect::<Vec<_>>().join(","));
+    let ints = |n: usize| {
+        format!("[{}]", (0..n).map(|i| (i % 97).to_string()).collect::<Vec<_>>().join(","))
+    };
     v.push(schema(
         "maxItems 2000 (2000 items)",
         json!({"type": "array", "items": {"type": "integer"}, "maxItems": 2000}),
@@ -85,7 +91,10 @@ fn cases() -> Vec<Case> {
     v.push(schema(
         "enum of 1000 strings",
         json!({"type": "array", "items": {"enum": values}}),
-        format!("[{}]", values.iter().step_by(7).map(|s| json_str(s)).collect::<Vec<_>>().join(",")),
+        format!(
+            "[{}]",
+            values.iter().step_by(7).map(|s| json_str(s)).collect::<Vec<_>>().join(",")
+        ),
     ));
     let long = words(10_000);
     v.push(schema("const of 10000 chars", json!({"const": long}), json_str(&long)));
@@ -175,9 +184,9 @@ fn main() {
             let n = pts.len() as f64;
             let (sx, sy) = pts.iter().fold((0.0, 0.0), |(a, b), &(x, y)| (a + x, b + y));
             let (mx, my) = (sx / n, sy / n);
-            let (num, den) = pts
-                .iter()
-                .fold((0.0, 0.0), |(a, b), &(x, y)| (a + (x - mx) * (y - my), b + (x - mx) * (x - mx)));
+            let (num, den) = pts.iter().fold((0.0, 0.0), |(a, b), &(x, y)| {
+                (a + (x - mx) * (y - my), b + (x - mx) * (x - mx))
+            });
             format!("{:.3}", num / den * 1000.0)
         } else {
             "-".into()

@@ -71,6 +71,9 @@ pub struct Matcher {
     mask_cache_hits: u64,
     /// The cancellation request, once enabled ([`Matcher::into_cancellable`]).
     cancel: CancelSlot,
+    /// The request's stop tokens in place of the vocabulary's EOS ids
+    /// ([`Matcher::with_stop_tokens`]).
+    stop_tokens: Option<Arc<[TokenId]>>,
 }
 
 /// The lexer of an Earley matcher and its clones: a cache of one DFA, fixed by the grammar,
@@ -200,6 +203,7 @@ impl Matcher {
             last_mask: None,
             mask_cache_hits: 0,
             cancel: CancelSlot::default(),
+            stop_tokens: None,
         })
     }
 
@@ -220,6 +224,7 @@ impl Matcher {
             last_mask: None,
             mask_cache_hits: 0,
             cancel: CancelSlot::default(),
+            stop_tokens: None,
         }
     }
 
@@ -351,10 +356,61 @@ impl Matcher {
 
     fn eos_only(&self) -> TokenSet {
         let mut m = TokenSet::new(self.vocab_size());
-        for &t in self.shared.tokenizer.vocab().eos_tokens() {
+        for &t in self.eos() {
             m.insert(t);
         }
         m
+    }
+
+    /// The stop tokens: the request's ([`Matcher::with_stop_tokens`]) or the vocabulary's
+    /// EOS ids.
+    pub fn eos(&self) -> &[TokenId] {
+        match &self.stop_tokens {
+            Some(s) => s,
+            None => self.shared.tokenizer.vocab().eos_tokens(),
+        }
+    }
+
+    /// The request's own stop set in place of the vocabulary's EOS ids (XGrammar's
+    /// `override_stop_tokens`; vLLM's `stop_token_ids`): each id is masked until the grammar
+    /// accepts and allowed once it does, and consuming one stops the matcher (several ids
+    /// alike: Llama 3's `<|eot_id|>` and `<|end_of_text|>`). The vocabulary's EOS ids not in
+    /// the set become ordinary special tokens (allowed where the grammar names them). The
+    /// ids must be special tokens of the vocabulary (an error otherwise: a text token's
+    /// bytes are the grammar's to allow), and the matcher must not have consumed tokens yet.
+    /// Earley engine only (a token-DFA matcher is an error).
+    pub fn with_stop_tokens(mut self, ids: &[TokenId]) -> Result<Matcher, Error> {
+        let vocab = self.shared.tokenizer.vocab();
+        if ids.is_empty() {
+            return Err(Error::new(ErrorKind::Usage, "an empty stop set: nothing could end"));
+        }
+        for &t in ids {
+            if t.as_usize() >= vocab.len() || !vocab.is_special(t) {
+                return Err(Error::new(
+                    ErrorKind::Usage,
+                    format!(
+                        "stop token {t} is not a special token of the vocabulary (a text \
+                         token's bytes are the grammar's to allow)"
+                    ),
+                ));
+            }
+        }
+        if !self.tokens.is_empty() {
+            return Err(Error::new(ErrorKind::Usage, "stop tokens are set before the first token"));
+        }
+        match &mut self.backend {
+            Backend::Earley(p) => p.set_eos(ids.to_vec()),
+            Backend::TokenDfa(_) => {
+                return Err(Error::new(
+                    ErrorKind::Usage,
+                    "a stop set needs the Earley engine (this matcher is a token DFA)",
+                ))
+            }
+        }
+        self.stop_tokens = Some(ids.into());
+        // Masks computed so far assumed the vocabulary's EOS ids.
+        self.last_mask = None;
+        Ok(self)
     }
 
     /// The set of tokens allowed next (EOS iff the grammar is accepting; after a stop,
@@ -391,7 +447,11 @@ impl Matcher {
                     // matchers, a newer one kept for the next template.
                     let template = m.template.as_ref().filter(|_| key.0 == 0);
                     let known = template.filter(|t| key.1.as_usize() < t.states);
-                    let skip = std::mem::take(&mut m.skip_row0) || m.shared.plain;
+                    // First-row masks are shared by the grammar's matchers, which stop on the
+                    // vocabulary's EOS ids: a matcher with its own stop set keeps out.
+                    let skip = std::mem::take(&mut m.skip_row0)
+                        || m.shared.plain
+                        || m.stop_tokens.is_some();
                     if key.0 == 0 && !skip {
                         let hit = match known {
                             Some(t) => t
@@ -436,12 +496,13 @@ impl Matcher {
                              each other)",
                         ));
                     }
-                    if let Some(t) = known {
+                    let shared_row0 = m.stop_tokens.is_none();
+                    if let Some(t) = known.filter(|_| shared_row0) {
                         let mut r = t.row0.lock().unwrap_or_else(|e| e.into_inner());
                         if r.len() < ROW0_MASKS {
                             r.insert(key.1, mask.clone());
                         }
-                    } else if template.is_some() && m.row0_own.len() < ROW0_MASKS {
+                    } else if template.is_some() && shared_row0 && m.row0_own.len() < ROW0_MASKS {
                         m.row0_own.insert(key.1, mask.clone());
                     }
                     m.last_mask = Some((key, mask));
@@ -511,7 +572,10 @@ impl Matcher {
                 format!("token id {t} out of range (vocabulary has {} ids)", vocab.len()),
             ));
         }
-        let is_eos = vocab.eos_tokens().contains(&t);
+        let is_eos = match &self.stop_tokens {
+            Some(s) => s.contains(&t),
+            None => vocab.eos_tokens().contains(&t),
+        };
         if self.stop != StopReason::NotStopped {
             if is_eos {
                 // EOS after a stop is allowed and changes nothing (as LLGuidance).
@@ -598,8 +662,8 @@ impl Matcher {
                     .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?,
             }
             m.tokens.truncate(m.tokens.len() - n);
-            let eos = m.shared.tokenizer.vocab().eos_tokens();
-            m.stop = if m.tokens.last().is_some_and(|t| eos.contains(t)) {
+            let ended = m.tokens.last().is_some_and(|t| m.eos().contains(t));
+            m.stop = if ended {
                 StopReason::EndOfSequence
             } else if m.max_tokens.is_some_and(|k| m.tokens.len() >= k) {
                 StopReason::MaxTokens
@@ -658,7 +722,7 @@ impl Matcher {
             ));
         }
         let root = self.compute_mask()?;
-        let eos = self.shared.tokenizer.vocab().eos_tokens().to_vec();
+        let eos = self.eos().to_vec();
         let mut masks: Vec<Option<TokenSet>> = Vec::with_capacity(tokens.len());
         // Nodes at or below an EOS: the sequence has ended there, only EOS may follow (not
         // consumed: nothing changes after EOS).

@@ -311,6 +311,32 @@ impl ServedMatcher {
         }
     }
 
+    /// The stop tokens: the matcher's stop set, else the vocabulary's EOS ids.
+    pub fn eos(&self) -> &[TokenId] {
+        match &self.inner {
+            Some(m) => m.eos(),
+            None => self.vocab().eos_tokens(),
+        }
+    }
+
+    /// The request's own stop set in place of the vocabulary's EOS ids (see
+    /// [`Matcher::with_stop_tokens`]); an error leaves the matcher in its error state.
+    pub fn set_stop_tokens(&mut self, ids: &[u32]) {
+        let Some(m) = self.inner.take() else { return };
+        let ids: Vec<TokenId> = ids.iter().map(|&t| TokenId(t)).collect();
+        let copy = m.deep_clone();
+        match m.with_stop_tokens(&ids) {
+            Ok(m) => {
+                self.inner = Some(m);
+                self.update_no_ext();
+            }
+            Err(e) => {
+                self.inner = Some(copy);
+                self.set_error(e.message().to_string());
+            }
+        }
+    }
+
     fn vocab(&self) -> &toktrie::Vocabulary {
         self.factory.tokenizer().vocab()
     }
@@ -322,7 +348,7 @@ impl ServedMatcher {
     /// The EOS-only mask (the error state's, a stopped matcher's) into `out`.
     pub fn fill_eos_only(&self, out: &mut [u32]) {
         out.fill(0);
-        for &t in self.vocab().eos_tokens() {
+        for &t in self.eos() {
             out[t.as_usize() / 32] |= 1 << (t.as_usize() % 32);
         }
     }
@@ -331,7 +357,7 @@ impl ServedMatcher {
     fn update_no_ext(&mut self) {
         self.no_ext = false;
         // After every consumed token: no 16 KB EOS set here (it cost ~0.3 µs a token).
-        let eos = self.factory.tokenizer().vocab().eos_tokens();
+        let eos: Vec<TokenId> = self.eos().to_vec();
         let Some(m) = self.inner.as_mut() else { return };
         if m.error().is_some() || m.is_stopped() {
             return;
@@ -475,7 +501,7 @@ impl ServedMatcher {
         if !tokens.iter().all(|&t| self.consume_one(t, false)) {
             return false;
         }
-        let eos = self.vocab().eos_tokens();
+        let eos = self.eos();
         if tokens.iter().any(|t| !eos.contains(&TokenId(*t))) {
             self.update_no_ext();
         }
@@ -494,7 +520,7 @@ impl ServedMatcher {
             self.set_error(format!("token id {t} out of range"));
             return false;
         }
-        let is_eos = self.vocab().eos_tokens().contains(&TokenId(t));
+        let is_eos = self.eos().contains(&TokenId(t));
         if self.no_ext && !is_eos {
             self.set_error("parser stopped in consume_token; no error message".to_string());
             return false;
@@ -579,7 +605,7 @@ impl ServedMatcher {
                 }
                 break;
             }
-            let is_eos = self.vocab().eos_tokens().contains(&TokenId(t));
+            let is_eos = self.eos().contains(&TokenId(t));
             let m = self.inner.as_mut().expect("no error: a matcher");
             if self.max_tokens.is_some_and(|k| m.tokens().len() >= k) {
                 if commit {
@@ -751,7 +777,7 @@ impl ServedMatcher {
                 self.set_error(format!("token id {t} out of range"));
                 break;
             }
-            if self.vocab().eos_tokens().contains(&TokenId(t)) {
+            if self.eos().contains(&TokenId(t)) {
                 break;
             }
             if self.count_valid(&[t], true) != 1 {

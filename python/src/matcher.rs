@@ -189,8 +189,9 @@ impl LLMatcher {
     #[new]
     #[pyo3(signature = (
         tokenizer, grammar, *, log_level = 1, limits = None, cancellation = None,
-        compile_deadline_ms = None
+        compile_deadline_ms = None, stop_tokens = None
     ))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         tokenizer: &LLTokenizer,
@@ -199,6 +200,7 @@ impl LLMatcher {
         limits: Option<&LLParserLimits>,
         cancellation: Option<&CancellationHandle>,
         compile_deadline_ms: Option<u64>,
+        stop_tokens: Option<Vec<u32>>,
     ) -> LLMatcher {
         let factory = tokenizer.factory.clone();
         // Not even a wrong type raises: the matcher is in its error state.
@@ -214,7 +216,11 @@ impl LLMatcher {
             Ok(g) => build(py, &factory, g, limits, cancel, compile_deadline_ms),
             Err(e) => (Err(e.clone()), None, Vec::new()),
         };
-        LLMatcher { s: ServedMatcher::new(factory, built, log_level) }
+        let mut s = ServedMatcher::new(factory, built, log_level);
+        if let Some(ids) = stop_tokens {
+            s.set_stop_tokens(&ids);
+        }
+        LLMatcher { s }
     }
 
     /// The matcher's cancellation handle (enabling cancellation: LLGuidance's

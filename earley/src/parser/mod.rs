@@ -137,6 +137,19 @@ impl<L: Lexer> Parser<L> {
         self.cancel = flag;
     }
 
+    /// Replaces the stop tokens (EOS): each is allowed where the grammar accepts and ends the
+    /// input when consumed; the others of the vocabulary's EOS ids are then ordinary special
+    /// tokens (allowed only where the grammar names them). For a request's own stop set
+    /// (XGrammar's `override_stop_tokens`).
+    pub fn set_eos(&mut self, eos: Vec<toktrie::TokenId>) {
+        self.opts.eos = eos;
+    }
+
+    /// The stop tokens ([`Parser::set_eos`]).
+    pub fn eos(&self) -> &[toktrie::TokenId] {
+        &self.opts.eos
+    }
+
     /// The cancellation flag ([`Parser::set_cancel`]).
     pub fn cancel_flag(&self) -> Option<&Arc<AtomicBool>> {
         self.cancel.as_ref()

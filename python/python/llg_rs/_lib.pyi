@@ -135,6 +135,10 @@ class LLMatcher:
         # N ms exceeded").
         cancellation: Optional[CancellationHandle] = None,
         compile_deadline_ms: Optional[int] = None,
+        # llg_rs addition: the request's stop set (special token ids) in place of the
+        # tokenizer's EOS ids (XGrammar's override_stop_tokens, vLLM's stop_token_ids): each
+        # is masked until the grammar accepts, allowed once it does, and ends the matcher.
+        stop_tokens: Optional[List[int]] = None,
     ) -> "LLMatcher": ...
     def cancellation_handle(self) -> CancellationHandle:
         """The matcher's handle (enables cancellation; LLGuidance's ``into_cancellable``)."""
