@@ -810,6 +810,11 @@ impl Lowering<'_> {
             SpecialToken::NameIfAny(n) => {
                 Ok(vocab.special_token(n).map(|t| vec![(t.0, t.0)]).unwrap_or_default())
             }
+            SpecialToken::Spelled(text) => Ok(vocab
+                .iter()
+                .filter(|&(t, b)| b == text.as_bytes() && !vocab.is_special(t))
+                .map(|(t, _)| (t.0, t.0))
+                .collect()),
             SpecialToken::Name(n) => vocab
                 .special_token(n)
                 .map(|t| vec![(t.0, t.0)])

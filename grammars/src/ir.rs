@@ -144,6 +144,9 @@ pub enum SpecialToken {
     /// By name if the vocabulary has it, else nothing (structural tags: a delimiter that
     /// some tokenizers have as a special token).
     NameIfAny(String),
+    /// The regular tokens whose bytes are exactly this text (none if no token is): a
+    /// delimiter some tokenizers have as one ordinary token (Qwen 3's `</think>`).
+    Spelled(String),
     /// By id ranges (inclusive), e.g. `<[128009]>`, `<[100-200]>`.
     Ids(Vec<(u32, u32)>),
     /// Any single token (regular or special, not EOS) except these id ranges, `<[^...]>`.

@@ -20,7 +20,8 @@
 //! of `f`). `parallel_tool_calls: false` allows at most one call. Reasoning: `Disabled`
 //! (none), `Enabled` (the prompt opened `<think>`: thinking text up to `</think>` comes
 //! first), `Auto` (an optional `<think>…</think>` section first); for harmony, the
-//! `analysis` channel.
+//! `analysis` channel. [`structural_tag_with`] adds a thinking budget and strict thinking
+//! ([`Thinking`]).
 
 use serde_json::{json, Value};
 
@@ -35,6 +36,19 @@ pub enum Reasoning {
     Enabled,
     /// An optional `<think>…</think>` section first.
     Auto,
+}
+
+/// How the reasoning section may be written ([`structural_tag_with`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Thinking {
+    /// At most this many tokens between `<think>` and `</think>` (vLLM's
+    /// `thinking_token_budget`): after them only the close comes, as its token or its text.
+    /// The thinking is then any tokens (a token-level count), not text.
+    pub budget: Option<u32>,
+    /// No tool-call trigger inside the thinking (SGLang's `--enable-strict-thinking`); EOS
+    /// is never allowed there (the grammar does not accept inside it). With a budget, the
+    /// thinking is tokens and the triggers are not excluded.
+    pub strict: bool,
 }
 
 /// The models [`structural_tag`] knows.
@@ -78,6 +92,25 @@ pub fn structural_tag(
     reasoning: Reasoning,
     parallel_tool_calls: bool,
 ) -> Result<Value, Error> {
+    structural_tag_with(
+        model,
+        tools,
+        tool_choice,
+        reasoning,
+        parallel_tool_calls,
+        Thinking::default(),
+    )
+}
+
+/// [`structural_tag`] with a thinking budget and strict thinking ([`Thinking`]).
+pub fn structural_tag_with(
+    model: &str,
+    tools: &[Value],
+    tool_choice: &Value,
+    reasoning: Reasoning,
+    parallel_tool_calls: bool,
+    thinking: Thinking,
+) -> Result<Value, Error> {
     let mut fns = functions(tools)?;
     let (required, none) = match tool_choice {
         Value::String(s) if s == "auto" => (false, false),
@@ -111,7 +144,15 @@ pub fn structural_tag(
     };
     let with_reasoning =
         |prefix: Value| json!({"type": "sequence", "elements": [prefix, body.clone()]});
-    let think_text = json!({"type": "any_text", "excludes": think});
+    let think_text = match thinking.budget {
+        Some(n) => json!({"type": "any_tokens", "max_tokens": n}),
+        None if thinking.strict => {
+            let mut ex: Vec<String> = think.to_vec();
+            ex.extend(triggers_of(model)?.into_iter().map(str::to_string));
+            json!({"type": "any_text", "excludes": ex})
+        }
+        None => json!({"type": "any_text", "excludes": think}),
+    };
     let tag = match (model, reasoning) {
         (_, Reasoning::Disabled) | ("llama" | "llama_python_tag" | "mistral" | "harmony", _) => {
             body.clone()

@@ -274,3 +274,90 @@ fn xml_parameter_refs_resolve_through_the_json_schema_resolver() {
     let e = e.map(|_| ()).expect_err("an error").to_string();
     assert!(e.contains("#/$defs/missing") && e.contains("no such location"), "{e}");
 }
+
+/// A thinking budget counts the tokens inside `<think>…</think>` exactly (one byte a token
+/// here, `</think>` a special token as in reasoning models' vocabularies): at the budget only
+/// the close may come (its token, or its text); strict thinking refuses a tool-call trigger
+/// inside the thinking, which plain thinking takes as text.
+#[test]
+fn thinking_budgets_and_strict_thinking() {
+    use grammars::tool_calls::{structural_tag_with, Thinking};
+    let mut b = VocabBuilder::new();
+    b.name("bytes+think");
+    for i in 0..=255u8 {
+        b.token(TokenId(i as u32), &[i]).unwrap();
+    }
+    b.special(TokenId(256), "<|eos|>").unwrap();
+    b.special(TokenId(257), "</think>").unwrap();
+    b.eos(TokenId(256));
+    let f = ParserFactory::new(Tokenizer::from_vocab(b.build().unwrap())).unwrap();
+    let close = TokenId(257);
+    let toks = |s: &str| -> Vec<TokenId> { s.bytes().map(|b| TokenId(b as u32)).collect() };
+    let run = |tag: &Value, parts: &[Vec<TokenId>]| -> bool {
+        let mut m = f.create_matcher(&GrammarSource::StructuralTag(tag.to_string())).unwrap();
+        for t in parts.concat() {
+            if !m.compute_mask().unwrap().contains(t) || m.consume_token(t).is_err() {
+                return false;
+            }
+        }
+        m.is_accepting().unwrap()
+    };
+    let tag = |thinking: Thinking| {
+        structural_tag_with("qwen_3", &tools(), &json!("auto"), Reasoning::Auto, true, thinking)
+            .unwrap()
+    };
+    let budget = tag(Thinking { budget: Some(5), strict: false });
+    let after = toks("\n\nhello");
+    assert!(run(&budget, &[toks("<think>abcde"), vec![close], after.clone()]));
+    assert!(run(&budget, &[toks("<think>ab"), vec![close], after.clone()]));
+    assert!(!run(&budget, &[toks("<think>abcdef"), vec![close], after.clone()]), "six tokens");
+    // At the budget the mask holds only the close: its token, or the first byte of its text.
+    let mut m = f.create_matcher(&GrammarSource::StructuralTag(budget.to_string())).unwrap();
+    m.consume_tokens(&toks("<think>abcde")).unwrap();
+    let mask: Vec<TokenId> = m.compute_mask().unwrap().iter().collect();
+    assert_eq!(mask, vec![TokenId(b'<' as u32), close]);
+    // `</think>` as one regular token (Qwen 3's vocabulary): the same.
+    let mut b = VocabBuilder::new();
+    b.name("bytes+think-token");
+    for i in 0..=255u8 {
+        b.token(TokenId(i as u32), &[i]).unwrap();
+    }
+    b.special(TokenId(256), "<|eos|>").unwrap();
+    b.token(TokenId(257), b"</think>").unwrap();
+    b.eos(TokenId(256));
+    let g = ParserFactory::new(Tokenizer::from_vocab(b.build().unwrap())).unwrap();
+    for (pre, ok) in [("<think>ab", true), ("<think>abcde", true), ("<think>abcdef", false)] {
+        let mut m = g.create_matcher(&GrammarSource::StructuralTag(budget.to_string())).unwrap();
+        let all = [toks(pre), vec![close], after.clone()].concat();
+        let took = all
+            .iter()
+            .all(|&t| m.compute_mask().unwrap().contains(t) && m.consume_token(t).is_ok());
+        assert_eq!(took && m.is_accepting().unwrap(), ok, "{pre} + the </think> token");
+    }
+    let plain = tag(Thinking::default());
+    let strict = tag(Thinking { budget: None, strict: true });
+    let text = "<think>maybe <tool_call> later</think>\n\nhello";
+    assert!(accepts(&f, &plain, text));
+    assert!(!accepts(&f, &strict, text), "a trigger inside strict thinking");
+    assert!(accepts(&f, &strict, "<think>no call here</think>\n\nhello"));
+}
+
+/// Partial constraining (vllm-project/vllm#16979): free text, with JSON constrained only
+/// inside a ```` ```json ```` fence, by `triggered_tags` (the example in
+/// `grammars/src/structural_tag/mod.rs`).
+#[test]
+fn json_only_inside_a_fence() {
+    let f = factory();
+    let tag = json!({"type": "structural_tag", "format": {
+        "type": "triggered_tags", "triggers": ["```json"],
+        "tags": [{"begin": "```json\n", "end": "\n```",
+                  "content": {"type": "json_schema", "json_schema":
+                      {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}}]}});
+    assert!(accepts(&f, &tag, "Here it is:\n```json\n{\"n\": 3}\n```\nDone."));
+    assert!(accepts(&f, &tag, "No JSON at all, `code` and ``` fences ``` are fine."));
+    assert!(
+        !accepts(&f, &tag, "Here:\n```json\n{\"n\": \"three\"}\n```"),
+        "schema inside the fence"
+    );
+    assert!(!accepts(&f, &tag, "```json\n{\"n\": 3}"), "an unclosed fence");
+}

@@ -10,7 +10,7 @@ use super::tags::{except_tokens, token_dispatch, token_ref, tokens_of};
 use super::text::{free_text, lit, then_delims, with_tail};
 use super::xml::Style;
 use super::{bool_field, err, format_type, str_list, Builder, Ctx, MAX_DEPTH};
-use crate::ir::{Expr, RuleAttrs};
+use crate::ir::{Expr, RuleAttrs, SpecialToken};
 use crate::{Error, ErrorKind};
 
 /// A dispatch format's `rules`: `[pattern, format]` pairs.
@@ -186,9 +186,23 @@ impl Builder {
                 let mut ex =
                     o.get("exclude_tokens").map(tokens_of).transpose()?.unwrap_or_default();
                 ex.extend(ctx.end_tokens.iter().cloned());
+                // The tag's text ends as one token, special or regular: a token-level format
+                // must leave them to the end (a token terminal takes any token it expects,
+                // so the end would otherwise be read as content).
+                for e in &ctx.ends {
+                    ex.push(SpecialToken::NameIfAny(e.clone()));
+                    ex.push(SpecialToken::Spelled(e.clone()));
+                }
                 let one = Expr::Special(except_tokens(ex));
                 let e = if ty == "any_tokens" {
-                    Expr::Repeat { expr: Box::new(one), min: 0, max: None }
+                    // XGrammar 0.2.8's `max_tokens`: at most that many tokens.
+                    let max = match o.get("max_tokens") {
+                        None | Some(Value::Null) => None,
+                        Some(v) => Some(v.as_u64().filter(|&n| n <= i32::MAX as u64).ok_or_else(|| {
+                            err(ErrorKind::Value, "max_tokens in any_tokens must be a non-negative 32-bit integer or null")
+                        })? as u32),
+                    };
+                    Expr::Repeat { expr: Box::new(one), min: 0, max }
                 } else {
                     one
                 };

@@ -9,11 +9,26 @@
 //! (styles `json`, `qwen_xml`, `minimax_xml`, `glm_xml`, `deepseek_xml`,
 //! `deepseek_v4_1_xml`, `kimi_k3_xml`, `cohere_xml`, `minimax_m3_xml`; `any_order`, `excludes`,
 //! `max_whitespace_cnt`),
-//! `any_text` (`excludes`, `max_chars`), `token`, `exclude_token`, `any_tokens`, `sequence`,
+//! `any_text` (`excludes`, `max_chars`), `token`, `exclude_token`, `any_tokens`
+//! (`exclude_tokens`, `max_tokens`; inside a tag, the tag's end as one token, special or
+//! regular, is left to the end), `sequence`,
 //! `or`, `optional`, `plus`, `star`, `repeat`, `tag`, `triggered_tags`, `tags_with_separator`,
 //! `dispatch`, `token_triggered_tags`, `token_dispatch` (tokens by id, or by name for special
 //! tokens), and untyped format objects whose type follows from their fields, as XGrammar
 //! infers it. What we do not support is an error naming it (never a looser grammar).
+//!
+//! # Example: JSON only inside a fence
+//!
+//! Free text where a ```` ```json ```` fence, if the model opens one, holds JSON valid under
+//! a schema (partial constraining, vllm-project/vllm#16979; test
+//! `llguidance/tests/tool_calls.rs` `json_only_inside_a_fence`):
+//!
+//! ```json
+//! {"type": "structural_tag", "format": {
+//!   "type": "triggered_tags", "triggers": ["```json"],
+//!   "tags": [{"begin": "```json\n", "end": "\n```",
+//!             "content": {"type": "json_schema", "json_schema": {"type": "object"}}}]}}
+//! ```
 //!
 //! # Free text
 //!
