@@ -227,7 +227,7 @@ pub struct CompiledSchema {
     /// The grammar.
     pub grammar: Grammar,
     /// The sub-grammars it refers to (long strings, `long_string.rs`): they go into the
-    /// same grammar set ([`CompiledSchema::push_into`]).
+    /// same grammar set ([`push_subs`]).
     pub subs: Vec<Grammar>,
     /// The unknown formats left as annotations and what `lenient` ignored, one line each.
     pub warnings: Vec<String>,
