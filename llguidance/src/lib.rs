@@ -28,6 +28,7 @@
 
 pub mod batch;
 mod cancel;
+mod draft;
 mod error;
 mod factory;
 mod matcher;
