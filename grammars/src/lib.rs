@@ -36,3 +36,13 @@ pub mod top_level;
 
 pub use compile::{compile, CompileLimits, CompiledGrammar};
 pub use error::{Error, ErrorKind, Pos};
+
+/// A JSON parse error worded for the user: serde_json's nesting limit (128 levels) is a
+/// depth limit on valid JSON, not a syntax error.
+pub fn json_error(what: &str, e: &serde_json::Error) -> String {
+    if e.to_string().starts_with("recursion limit exceeded") {
+        format!("{what} nests deeper than 128 levels (the JSON parser's limit): {e}")
+    } else {
+        format!("{what} is not valid JSON: {e}")
+    }
+}

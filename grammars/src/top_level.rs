@@ -50,8 +50,8 @@ pub fn parse_llguidance(text: &str) -> Result<TopLevel, Error> {
 
 /// Parses top-level grammar JSON.
 pub fn parse(text: &str) -> Result<TopLevel, Error> {
-    let v: Value = serde_json::from_str(text)
-        .map_err(|e| err(format!("the grammar is not valid JSON: {e}")))?;
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| err(crate::json_error("the grammar", &e)))?;
     parse_value(&v)
 }
 

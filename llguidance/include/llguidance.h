@@ -311,6 +311,11 @@ size_t llg_x_tokenizer_vocab_size(const struct LlgTokenizer *tok);
 /* pure: masks hold every grammar-consistent token, also where bytes are forced.
  * 0 on success, -1 for NULL or a matcher whose grammar did not compile. */
 int32_t llg_x_matcher_set_pure_masks(struct LlgMatcher *matcher, bool pure);
+/* The request's own stop set (special token ids) in place of the tokenizer's EOS ids
+ * (XGrammar's override_stop_tokens), before the first token: each id masked until the
+ * grammar accepts, allowed once it does, and ending the matcher. 0, or -1 (see
+ * llg_matcher_get_error). */
+int32_t llg_x_matcher_set_stop_tokens(struct LlgMatcher *matcher, const uint32_t *ids, size_t n);
 /* One of LLG_X_STOP_*; -1 for NULL. */
 int32_t llg_x_matcher_stop_reason(const struct LlgMatcher *matcher);
 /* Masks now and after each prefix of draft (speculative decoding) into n_rows rows of

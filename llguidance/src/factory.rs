@@ -125,10 +125,7 @@ impl GrammarSource {
             GrammarSource::Gbnf(s) => grammars::gbnf::parse(s)?,
             GrammarSource::JsonSchema(s) => {
                 let v: serde_json::Value = serde_json::from_str(s).map_err(|e| {
-                    Error::new(
-                        ErrorKind::Grammar,
-                        format!("the JSON Schema is not valid JSON: {e}"),
-                    )
+                    Error::new(ErrorKind::Grammar, grammars::json_error("the JSON Schema", &e))
                 })?;
                 let opts = grammars::json_schema::JsonCompileOptions::from_schema(&v)?;
                 let c = grammars::json_schema::compile_schema_with(&v, &opts)?;

@@ -440,6 +440,19 @@ fn validate_grammar_and_multiple_eos() {
     assert_eq!(mask(m), Some(vec![5, 6]), "both EOS ids once accepting");
     // SAFETY: freed once.
     unsafe { llg_free_matcher(m) };
+    // A request's own stop set: only 6 ends it; a text token cannot be a stop.
+    let m = new_matcher(tok, c"regex", c"c");
+    // SAFETY: `m` is live; one id.
+    assert_eq!(unsafe { llg_x_matcher_set_stop_tokens(m, [6u32].as_ptr(), 1) }, 0);
+    assert_eq!(consume(m, 4), 0);
+    assert_eq!(mask(m), Some(vec![6]), "the stop set replaces both EOS ids");
+    // SAFETY: freed once.
+    unsafe { llg_free_matcher(m) };
+    let m = new_matcher(tok, c"regex", c"c");
+    // SAFETY: `m` is live; one id.
+    assert_eq!(unsafe { llg_x_matcher_set_stop_tokens(m, [4u32].as_ptr(), 1) }, -1);
+    // SAFETY: freed once.
+    unsafe { llg_free_matcher(m) };
     let ci = init_for(tok);
     let mut msg = [0 as c_char; 256];
     // SAFETY: valid init, strings and buffer.

@@ -76,6 +76,39 @@ pub unsafe extern "C" fn llg_x_matcher_set_pure_masks(matcher: *mut LlgMatcher, 
     })
 }
 
+/// The request's own stop set in place of the tokenizer's EOS ids (XGrammar's
+/// `override_stop_tokens`): `n` special token ids, set before the first token; each is
+/// masked until the grammar accepts and ends the matcher when consumed. 0 on success, -1 on
+/// error (NULL, a text token, after the first token: the matcher's error says which).
+///
+/// # Safety
+///
+/// See the [module documentation](super#safety); `ids` points to `n` ids (NULL when 0).
+#[no_mangle]
+pub unsafe extern "C" fn llg_x_matcher_set_stop_tokens(
+    matcher: *mut LlgMatcher,
+    ids: *const u32,
+    n: usize,
+) -> i32 {
+    guard(-1, || {
+        // SAFETY: `n` ids at `ids`, by the caller's contract.
+        let ids: &[u32] = if n == 0 || ids.is_null() {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(ids, n) }
+        };
+        // SAFETY: the caller's pointer, under the module's contract.
+        let Some(m) = (unsafe { matcher_mut(matcher) }) else { return -1 };
+        let Some(s) = m.served_mut() else { return -1 };
+        s.set_stop_tokens(ids);
+        if s.is_error() {
+            -1
+        } else {
+            0
+        }
+    })
+}
+
 /// Why the matcher stopped: one of `LLG_X_STOP_*`; -1 for NULL.
 ///
 /// # Safety
