@@ -574,3 +574,23 @@ fn long_strings_are_chunked_exactly() {
     let bad = format!(r#"{{"a": {}, "b": {}, "c": "1"}}"#, text(5001), text(3));
     assert!(!c.accepts(&bad));
 }
+
+/// More than six `patternProperties` compile when they share schemas: patterns that every
+/// clause gives the same schema are one pattern (their alternation), so the regions are per
+/// distinct schema. Exact: each key still gets the schemas of the patterns it matches.
+#[test]
+fn many_pattern_properties_with_few_schemas() {
+    let mut pats = serde_json::Map::new();
+    for i in 0..10 {
+        pats.insert(format!("^p{i}_"), json!({"type": "integer"}));
+    }
+    pats.insert("^s_".into(), json!({"type": "string"}));
+    pats.insert("_x$".into(), json!({"minimum": 5}));
+    let schema =
+        json!({"type": "object", "patternProperties": pats, "additionalProperties": false});
+    check(
+        schema,
+        &[r#"{"p3_a": 1, "s_b": "t"}"#, r#"{"p9_z": 7}"#, r#"{"p1_x": 6}"#, r#"{"s_x": "t"}"#],
+        &[r#"{"p3_a": "one"}"#, r#"{"q": 1}"#, r#"{"p1_x": 4}"#, r#"{"s_b": 2}"#],
+    );
+}

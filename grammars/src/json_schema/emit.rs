@@ -304,6 +304,55 @@ impl<'c, 'a> Emitter<'c, 'a> {
         Ok(alt(alts))
     }
 
+    /// `o` with the patterns that every clause treats alike (schemas that normalize to the
+    /// same constraint in each clause that has any of them, and none of them in the others)
+    /// merged into one alternation, in `patterns` and in each clause.
+    fn merge_patterns(&mut self, o: &Obj, patterns: &mut Vec<String>) -> Result<Obj, Error> {
+        // Per pattern, its normalized schema in each clause.
+        let mut sig: Vec<Vec<Option<std::rc::Rc<Node>>>> = Vec::with_capacity(patterns.len());
+        for p in patterns.iter() {
+            let mut v = Vec::with_capacity(o.clauses.len());
+            for c in &o.clauses {
+                v.push(match c.patterns.iter().find(|(q, _)| q == p) {
+                    Some((_, s)) => Some(self.ctx.normalize(s)?),
+                    None => None,
+                });
+            }
+            sig.push(v);
+        }
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for i in 0..patterns.len() {
+            match groups.iter_mut().find(|g| sig[g[0]] == sig[i]) {
+                Some(g) => g.push(i),
+                None => groups.push(vec![i]),
+            }
+        }
+        if groups.len() == patterns.len() {
+            return Ok(o.clone());
+        }
+        let merged: Vec<String> = groups
+            .iter()
+            .map(|g| match g.as_slice() {
+                [one] => patterns[*one].clone(),
+                _ => {
+                    g.iter().map(|&i| format!("(?:{})", patterns[i])).collect::<Vec<_>>().join("|")
+                }
+            })
+            .collect();
+        let mut out = o.clone();
+        for c in &mut out.clauses {
+            let mut pats = Vec::new();
+            for (g, m) in groups.iter().zip(&merged) {
+                if let Some((_, s)) = c.patterns.iter().find(|(q, _)| *q == patterns[g[0]]) {
+                    pats.push((m.clone(), s.clone()));
+                }
+            }
+            c.patterns = pats;
+        }
+        *patterns = merged;
+        Ok(out)
+    }
+
     fn sep(&self, first: bool) -> Vec<Expr> {
         if first {
             vec![]
@@ -592,6 +641,11 @@ impl<'c, 'a> Emitter<'c, 'a> {
                 }
             }
         }
+        // Patterns that every clause gives the same schema (or none) are one pattern, their
+        // alternation: a key matching either or both gets that schema either way. The
+        // regions below are per subset of patterns (2^k), so this is what lets an object
+        // with many patterns of a few schemas compile.
+        let o = &self.merge_patterns(o, &mut patterns)?;
         if patterns.len() > MAX_PATTERNS {
             return Err(Error::new(
                 ErrorKind::Limit,
