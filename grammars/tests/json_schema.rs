@@ -594,3 +594,37 @@ fn many_pattern_properties_with_few_schemas() {
         &[r#"{"p3_a": "one"}"#, r#"{"q": 1}"#, r#"{"p1_x": 4}"#, r#"{"s_b": 2}"#],
     );
 }
+
+/// Anchors inside a group at a branch's edge (as real schemas write them): concatenation
+/// distributes over union, so `^(a|$)` is `^a` or `^$`, `(^a|b)` is `^a` or `b`; search
+/// semantics elsewhere. Anchors elsewhere stay an error.
+#[test]
+fn anchors_in_groups_at_the_edges() {
+    let s = |p: &str| json!({"type": "string", "pattern": p});
+    check(
+        s(r"^$|(^(?:\S+\s+){0,3}\S+$)"),
+        &[r#""""#, r#""a b""#, r#""abc""#],
+        &[r#"" a""#, r#""a ""#, r#""a b c d e""#],
+    );
+    check(s(r"^([^,]|$)"), &[r#""""#, r#""a,b""#, r#""x""#], &[r#"",a""#]);
+    check(
+        s(r"(^Hpt_|^Int_|_Armour_)"),
+        &[r#""Hpt_x""#, r#""zz_Armour_zz""#],
+        &[r#""xHpt_""#, r#""Int""#],
+    );
+    check(
+        s(r"^([0-9x]+\.[0-9x]+\.*[0-9x]*$|\%VERSION\%)"),
+        &[r#""1.2""#, r#""1.2.3""#, r#""%VERSION%abc""#],
+        &[r#""a1.2""#, r#""1.2a""#, r#""x%VERSION%""#],
+    );
+    check(
+        s(r"(^gs://(.+))|(^https://(.+))"),
+        &[r#""gs://b""#, r#""https://x""#],
+        &[r#""xgs://b""#, r#""gs://""#],
+    );
+    check(s(r"(?:^a)"), &[r#""ab""#], &[r#""ba""#]);
+    for bad in [r"a^b", r"(^a)+", r"^(a$)*b"] {
+        let e = grammars::json_schema::compile_schema(&s(bad)).err().expect("an error");
+        assert!(e.to_string().contains("anchor"), "{bad}: {e}");
+    }
+}

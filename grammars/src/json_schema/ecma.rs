@@ -22,44 +22,106 @@ fn unsupported(pattern: &str, what: &str) -> Error {
 /// top-level alternative anchor it explicitly in both modes.
 pub(crate) fn translate_pattern(pattern: &str, anchored: bool) -> Result<String, Error> {
     let chars: Vec<char> = pattern.chars().collect();
-    // split top-level alternatives
-    let mut branches: Vec<(usize, usize)> = Vec::new();
-    let (mut depth, mut in_class, mut start, mut i) = (0i32, false, 0usize, 0usize);
+    let mut branches = Vec::new();
+    expand(&chars, false, false, 0, &mut branches);
+    let mut out = Vec::new();
+    for (b, left, right) in branches {
+        let body = translate_body(pattern, &b)?;
+        let pre = if left || anchored { "" } else { ANY_CHAR_STAR };
+        let post = if right || anchored { "" } else { ANY_CHAR_STAR };
+        out.push(format!("{pre}(?:{body}){post}"));
+    }
+    Ok(out.join("|"))
+}
+
+/// The top-level alternatives of `chars`, each with its leading `^` and trailing `$` taken
+/// off as flags (or-ed with `left` / `right`, the enclosing alternative's). An alternative
+/// that is one group (`(…)`, `(?:…)`, `(?<name>…)`, no quantifier after it) is expanded
+/// into its own alternatives: concatenation distributes over union, so `^(a|$)` is `^a`
+/// or `^$`, and `(^a|b)` is `^a` or `b` (anchors inside a group at a branch's edge, which
+/// real schemas write). Depth-bounded.
+fn expand(
+    chars: &[char],
+    left: bool,
+    right: bool,
+    depth: usize,
+    out: &mut Vec<(Vec<char>, bool, bool)>,
+) {
+    let (mut d, mut in_class, mut start, mut i) = (0i32, false, 0usize, 0usize);
+    let mut alts: Vec<(usize, usize)> = Vec::new();
     while i < chars.len() {
         match chars[i] {
             '\\' => i += 1,
             '[' if !in_class => in_class = true,
             ']' if in_class => in_class = false,
-            '(' if !in_class => depth += 1,
-            ')' if !in_class => depth -= 1,
-            '|' if !in_class && depth == 0 => {
-                branches.push((start, i));
+            '(' if !in_class => d += 1,
+            ')' if !in_class => d -= 1,
+            '|' if !in_class && d == 0 => {
+                alts.push((start, i));
                 start = i + 1;
             }
             _ => {}
         }
         i += 1;
     }
-    branches.push((start, chars.len()));
-    let mut out = Vec::new();
-    for (s, e) in branches {
+    alts.push((start, chars.len()));
+    for (s, e) in alts {
         let mut b = &chars[s..e];
-        let mut left = false;
-        let mut right = false;
+        let (mut l, mut r) = (left, right);
         if b.first() == Some(&'^') {
-            left = true;
+            l = true;
             b = &b[1..];
         }
         if b.last() == Some(&'$') && !is_escaped(b, b.len() - 1) {
-            right = true;
+            r = true;
             b = &b[..b.len() - 1];
         }
-        let body = translate_body(pattern, b)?;
-        let pre = if left || anchored { "" } else { ANY_CHAR_STAR };
-        let post = if right || anchored { "" } else { ANY_CHAR_STAR };
-        out.push(format!("{pre}(?:{body}){post}"));
+        match whole_group(b).filter(|_| depth < 8) {
+            Some(inner) => expand(inner, l, r, depth + 1, out),
+            None => out.push((b.to_vec(), l, r)),
+        }
     }
-    Ok(out.join("|"))
+}
+
+/// The inside of `b` when `b` is one group, capturing, non-capturing or named (not a
+/// look-around), with nothing after its closing parenthesis.
+fn whole_group(b: &[char]) -> Option<&[char]> {
+    if b.first() != Some(&'(') {
+        return None;
+    }
+    let (mut d, mut in_class, mut i) = (0i32, false, 0usize);
+    while i < b.len() {
+        match b[i] {
+            '\\' => i += 1,
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class => d += 1,
+            ')' if !in_class => {
+                d -= 1;
+                if d == 0 {
+                    if i + 1 != b.len() {
+                        return None;
+                    }
+                    break;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if d != 0 {
+        return None;
+    }
+    let inner = &b[1..b.len() - 1];
+    match inner {
+        ['?', ':', rest @ ..] => Some(rest),
+        ['?', '<', rest @ ..] if rest.first().is_some_and(|c| c.is_ascii_alphabetic()) => {
+            let close = rest.iter().position(|&c| c == '>')?;
+            Some(&rest[close + 1..])
+        }
+        ['?', ..] => None,
+        _ => Some(inner),
+    }
 }
 
 const ANY_CHAR_STAR: &str = r"(?s:.)*";
