@@ -624,7 +624,7 @@ fn anchors_in_groups_at_the_edges() {
     );
     check(s(r"(?:^a)"), &[r#""ab""#], &[r#""ba""#]);
     for bad in [r"a^b", r"(^a)+", r"^(a$)*b"] {
-        let e = grammars::json_schema::compile_schema(&s(bad)).err().expect("an error");
+        let e = grammars::json_schema::compile_schema(&s(bad)).expect_err("an error");
         assert!(e.to_string().contains("anchor"), "{bad}: {e}");
     }
 }
