@@ -628,3 +628,27 @@ fn anchors_in_groups_at_the_edges() {
         assert!(e.to_string().contains("anchor"), "{bad}: {e}");
     }
 }
+
+/// Several `contains` on one array (from `allOf`): each element is counted by a subset of
+/// them, each count within its own bounds.
+#[test]
+fn several_contains_on_one_array() {
+    check(
+        json!({"type": "array", "allOf": [{"contains": {"const": 1}}, {"contains": {"const": 2}}]}),
+        &["[1, 2]", "[2, 0, 1]", "[1, 2, 1]"],
+        &["[1]", "[2, 2]", "[]"],
+    );
+    check(
+        json!({"type": "array", "allOf": [
+            {"contains": {"type": "integer"}, "maxContains": 1},
+            {"contains": {"type": "string"}, "minContains": 2}]}),
+        &[r#"["a", "b", 1]"#, r#"[1, "a", "b", "c"]"#],
+        &[r#"["a", 1, 2, "b"]"#, r#"["a", 1]"#, r#"["a", "b"]"#, "[]"],
+    );
+    // One element counted by both.
+    check(
+        json!({"allOf": [{"contains": {"minimum": 5}}, {"contains": {"maximum": 5}}]}),
+        &["[5]", "[1, 9]"],
+        &["[1]", "[9, 9]"],
+    );
+}

@@ -19,6 +19,8 @@ use crate::{Error, ErrorKind};
 const MAX_RULES: usize = 100_000;
 /// The most distinct `patternProperties` patterns of one object.
 const MAX_PATTERNS: usize = 6;
+/// The most `contains` constraints on one array (each element is counted by a subset).
+const MAX_CONTAINS: usize = 4;
 /// Most named properties an `any_order` object may have (one parameter bit each, bit 63 is
 /// the separator's); more fall back to the fixed order.
 const ANY_ORDER_MAX: usize = 63;
@@ -375,21 +377,21 @@ impl<'c, 'a> Emitter<'c, 'a> {
         if a.max.is_some_and(|m| m < a.min) {
             return Ok(None);
         }
-        if a.contains.len() > 1 {
+        if a.contains.len() > MAX_CONTAINS {
             return Err(Error::new(
-                ErrorKind::Unsupported,
-                "contains: more than one `contains` on one array",
+                ErrorKind::Limit,
+                format!("contains: more than {MAX_CONTAINS} `contains` on one array"),
             ));
         }
         if a.unique && a.max.is_none_or(|m| m > 1) {
             return self.unique_array(base, a).map(Some);
         }
         let p = a.prefix.len() as u32;
-        let body = if let Some((c, lo, hi)) = a.contains.first() {
-            if hi.is_some_and(|h| h < *lo) {
+        let body = if !a.contains.is_empty() {
+            if a.contains.iter().any(|(_, lo, hi)| hi.is_some_and(|h| h < *lo)) {
                 return Ok(None);
             }
-            self.contains_array(base, a, c, *lo, *hi)?
+            self.contains_array(base, a)?
         } else {
             // prefix states 0..p, then the tail as a counted repeat
             let tail = if a.max == Some(p) || a.items == SExpr::False {
@@ -439,51 +441,77 @@ impl<'c, 'a> Emitter<'c, 'a> {
         Ok(Some(Expr::Seq(vec![lit("["), body, lit("]")])))
     }
 
-    fn contains_array(
-        &mut self,
-        base: &str,
-        a: &Arr,
-        c: &SExpr,
-        lo: u32,
-        hi: Option<u32>,
-    ) -> Result<Expr, Error> {
+    /// An array with `contains` constraints (each a schema and a count range): states are
+    /// (elements so far, the count of each `contains` so far, capped). Each element is
+    /// counted or not by each `contains`: where the count has a maximum, counted means it
+    /// matches and not counted that it does not (exact counts); where only a minimum is
+    /// asked, counted means it matches and not counted asks nothing (ambiguous but exact).
+    fn contains_array(&mut self, base: &str, a: &Arr) -> Result<Expr, Error> {
         let p = a.prefix.len() as u32;
         let ncap = match a.max {
             Some(m) => m,
             None => p.max(a.min).max(1),
         };
-        let kcap = hi.unwrap_or(lo);
-        self.check_states((ncap as usize + 1) * (kcap as usize + 1))?;
-        let name = |n: u32, k: u32| format!("{base}_{n}_{k}");
+        let cs = a.contains.clone();
+        let kcaps: Vec<u32> = cs.iter().map(|(_, lo, hi)| hi.unwrap_or(*lo)).collect();
+        let states =
+            kcaps.iter().fold(ncap as usize + 1, |acc, &k| acc.saturating_mul(k as usize + 1));
+        self.check_states(states.saturating_mul(1 << cs.len()))?;
+        let name = |n: u32, ks: &[u32]| {
+            let ks: Vec<String> = ks.iter().map(u32::to_string).collect();
+            format!("{base}_{n}_{}", ks.join("_"))
+        };
+        // Every count tuple.
+        let mut tuples: Vec<Vec<u32>> = vec![vec![]];
+        for &cap in &kcaps {
+            tuples = tuples
+                .into_iter()
+                .flat_map(|t| (0..=cap).map(move |k| [t.clone(), vec![k]].concat()))
+                .collect();
+        }
         for n in 0..=ncap {
-            for k in 0..=kcap {
+            for ks in &tuples {
                 let mut alts = vec![];
-                if n >= a.min && k >= lo {
+                if n >= a.min && cs.iter().zip(ks).all(|((_, lo, _), k)| k >= lo) {
                     alts.push(Expr::Empty);
                 }
                 if a.max.is_none_or(|m| n < m) {
                     let n2 = if a.max.is_none() { (n + 1).min(ncap) } else { n + 1 };
                     let elem = a.at(n as usize).clone();
-                    // an element counted by `contains`
-                    if hi.is_none() || k < kcap {
-                        let k2 = if hi.is_none() { (k + 1).min(kcap) } else { k + 1 };
+                    // Each subset of the `contains` counting this element.
+                    for mask in 0u32..(1 << cs.len()) {
+                        let mut parts = vec![elem.clone()];
+                        let mut ks2 = ks.clone();
+                        let mut ok = true;
+                        for (i, (c, _, hi)) in cs.iter().enumerate() {
+                            if mask & (1 << i) != 0 {
+                                if hi.is_some() && ks[i] >= kcaps[i] {
+                                    ok = false;
+                                    break;
+                                }
+                                ks2[i] = if hi.is_none() {
+                                    (ks[i] + 1).min(kcaps[i])
+                                } else {
+                                    ks[i] + 1
+                                };
+                                parts.push(c.clone());
+                            } else if hi.is_some() {
+                                parts.push(SExpr::not(c));
+                            }
+                        }
+                        if !ok {
+                            continue;
+                        }
                         let mut seq = self.sep(n == 0);
-                        seq.push(self.r(&SExpr::and(&elem, c)));
-                        seq.push(Expr::Rule(name(n2, k2)));
+                        seq.push(self.r(&SExpr::all(parts)));
+                        seq.push(Expr::Rule(name(n2, &ks2)));
                         alts.push(Expr::Seq(seq));
                     }
-                    // an element not counted: any element when only a minimum is asked
-                    // (ambiguous but exact), else one that does not match
-                    let other = if hi.is_none() { elem } else { SExpr::and(&elem, &SExpr::not(c)) };
-                    let mut seq = self.sep(n == 0);
-                    seq.push(self.r(&other));
-                    seq.push(Expr::Rule(name(n2, k)));
-                    alts.push(Expr::Seq(seq));
                 }
-                self.push(name(n, k), alt(alts));
+                self.push(name(n, ks), alt(alts));
             }
         }
-        Ok(Expr::Rule(name(0, 0)))
+        Ok(Expr::Rule(name(0, &vec![0; cs.len()])))
     }
 
     fn unique_array(&mut self, base: &str, a: &Arr) -> Result<Expr, Error> {

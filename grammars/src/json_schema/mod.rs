@@ -68,7 +68,9 @@
 //! # Limits
 //!
 //! Schema nesting and `$ref` chains: 100 levels; rules: 100,000; `oneOf` branches that need
-//! complements: 8; alternatives of one intersection: 256 (all [`ErrorKind::Limit`]).
+//! complements: 8; alternatives of one intersection: 256; `contains` on one array: 4;
+//! `patternProperties` patterns of distinct schemas on one object: 6 (all
+//! [`ErrorKind::Limit`]).
 
 mod ecma;
 pub(crate) use ecma::{format_spec, translate_pattern};
