@@ -11,123 +11,10 @@ use std::time::Instant;
 
 use llguidance::{GrammarSource, ParserFactory};
 
-/// Text of `n` characters: words of lower-case letters and spaces.
-fn words(n: usize) -> String {
-    let w = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota"];
-    let mut s = String::new();
-    let mut i = 0;
-    while s.len() < n {
-        s.push_str(w[i % w.len()]);
-        s.push(' ');
-        i = i * 7 + 3;
-    }
-    s.truncate(n);
-    s
-}
+#[path = "common/bounds_cases.rs"]
+mod bounds_cases;
 
-fn json_str(s: &str) -> String {
-    serde_json::to_string(s).expect("a string")
-}
-
-struct Case {
-    name: String,
-    source: GrammarSource,
-    instance: String,
-}
-
-fn schema(name: &str, schema: serde_json::Value, instance: String) -> Case {
-    Case { name: name.to_string(), source: GrammarSource::JsonSchema(schema.to_string()), instance }
-}
-
-fn cases() -> Vec<Case> {
-    use serde_json::json;
-    let mut v = vec![
-        schema(
-            "string, unbounded (20k chars)",
-            json!({"type": "string"}),
-            json_str(&words(20_000)),
-        ),
-        schema("maxLength 10", json!({"type": "string", "maxLength": 10}), json_str(&words(10))),
-        schema(
-            "maxLength 1000 (1k chars)",
-            json!({"type": "string", "maxLength": 1000}),
-            json_str(&words(1000)),
-        ),
-        schema(
-            "maxLength 100000 (20k chars)",
-            json!({"type": "string", "maxLength": 100_000}),
-            json_str(&words(20_000)),
-        ),
-        schema(
-            "maxLength 1000 + pattern (1k chars)",
-            json!({"type": "string", "maxLength": 1000, "pattern": "^[a-z ]*$"}),
-            json_str(&words(1000)),
-        ),
-        schema(
-            "minLength 5000 (6k chars)",
-            json!({"type": "string", "minLength": 5000}),
-            json_str(&words(6000)),
-        ),
-    ];
-    let ints = |n: usize| {
-        format!("[{}]", (0..n).map(|i| (i % 97).to_string()).collect::<Vec<_>>().join(","))
-    };
-    v.push(schema(
-        "maxItems 2000 (2000 items)",
-        json!({"type": "array", "items": {"type": "integer"}, "maxItems": 2000}),
-        ints(2000),
-    ));
-    v.push(schema(
-        "minItems 2000 (2000 items)",
-        json!({"type": "array", "items": {"type": "integer"}, "minItems": 2000}),
-        ints(2000),
-    ));
-    v.push(schema(
-        "maxItems 30000 (30000 items)",
-        json!({"type": "array", "items": {"type": "integer"}, "maxItems": 30_000}),
-        ints(30_000),
-    ));
-    let values: Vec<String> = (0..1000).map(|i| format!("value-{i}-{}", words(8))).collect();
-    v.push(schema(
-        "enum of 1000 strings",
-        json!({"type": "array", "items": {"enum": values}}),
-        format!(
-            "[{}]",
-            values.iter().step_by(7).map(|s| json_str(s)).collect::<Vec<_>>().join(",")
-        ),
-    ));
-    let long = words(10_000);
-    v.push(schema("const of 10000 chars", json!({"const": long}), json_str(&long)));
-    let mut deep = json!({"type": "integer"});
-    let mut inst = "1".to_string();
-    for _ in 0..200 {
-        deep = json!({"type": "object", "properties": {"a": deep}, "required": ["a"]});
-        inst = format!("{{\"a\":{inst}}}");
-    }
-    v.push(schema("objects nested 200 deep", deep, inst));
-    let mut one = json!({"type": "integer"});
-    let mut inst = "1".to_string();
-    for d in 0..8 {
-        one = json!({"oneOf": [
-            {"type": "object", "properties": {format!("x{d}"): one}, "required": [format!("x{d}")], "additionalProperties": false},
-            {"type": "object", "properties": {format!("y{d}"): {"type": "string"}}, "required": [format!("y{d}")], "additionalProperties": false}
-        ]});
-        inst = format!("{{\"x{d}\":{inst}}}");
-    }
-    v.push(schema("oneOf nested 8 deep", one, inst));
-    let text = words(8000);
-    v.push(Case {
-        name: "lark /[a-z ]*/ (8k chars)".into(),
-        source: GrammarSource::Lark("start: /[a-z ]*/".into()),
-        instance: text.clone(),
-    });
-    v.push(Case {
-        name: "lark /[a-z ]{0,10000}/ (8k chars)".into(),
-        source: GrammarSource::Lark("start: /[a-z ]{0,10000}/".into()),
-        instance: text,
-    });
-    v
-}
+use bounds_cases::cases;
 
 fn main() {
     let tok = std::env::var("BOUNDS_TOKENIZER").unwrap_or_else(|_| "o200k".into());
@@ -139,7 +26,11 @@ fn main() {
     );
     for c in cases() {
         let t0 = Instant::now();
-        let m = f.create_matcher(&c.source);
+        let source = match c.kind {
+            "json" => GrammarSource::JsonSchema(c.grammar.clone()),
+            _ => GrammarSource::Lark(c.grammar.clone()),
+        };
+        let m = f.create_matcher(&source);
         let compile = t0.elapsed().as_secs_f64() * 1e3;
         let mut m = match m {
             Ok(m) => m,

@@ -1,0 +1,138 @@
+//! bounds: the bounds corpus (`llguidance/benches/common/bounds_cases.rs`, issue 43) through
+//! ours and LLGuidance 1.9.1 side by side, the same token ids (llama3, tokenized by the
+//! reference's tokenizer): per engine the compile time, mask p50 / p99 and the slope of mask
+//! time against position from token 100 (µs per 1,000 tokens), and the outcome. One process,
+//! the engines alternated per case.
+//!
+//! Run: `cd peer-bench && CARGO_TARGET_DIR=../target-peer cargo run --release --bin bounds`
+//! (needs ../shared).
+
+#[path = "../../../llguidance/benches/common/bounds_cases.rs"]
+mod bounds_cases;
+
+use std::time::Instant;
+
+use llguidance as ours;
+use ref_llg::toktrie::TokEnv;
+
+/// (compile ms, mask times µs, outcome)
+type Run = (f64, Vec<f64>, String);
+
+fn stats(times: &[f64]) -> (f64, f64, String) {
+    if times.is_empty() {
+        return (f64::NAN, f64::NAN, "-".into());
+    }
+    let mut s = times.to_vec();
+    s.sort_by(f64::total_cmp);
+    let pct = |p: f64| s[((s.len() - 1) as f64 * p) as usize];
+    let pts: Vec<(f64, f64)> =
+        times.iter().enumerate().skip(100).map(|(i, &t)| (i as f64, t)).collect();
+    let slope = if pts.len() > 10 {
+        let n = pts.len() as f64;
+        let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+        let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+        let num: f64 = pts.iter().map(|&(x, y)| (x - mx) * (y - my)).sum();
+        let den: f64 = pts.iter().map(|&(x, _)| (x - mx) * (x - mx)).sum();
+        format!("{:.2}", num / den * 1000.0)
+    } else {
+        "-".into()
+    };
+    (pct(0.5), pct(0.99), slope)
+}
+
+fn run_ours(f: &ours::ParserFactory, c: &bounds_cases::Case, toks: &[u32]) -> Run {
+    let src = match c.kind {
+        "json" => ours::GrammarSource::JsonSchema(c.grammar.clone()),
+        _ => ours::GrammarSource::Lark(c.grammar.clone()),
+    };
+    let t0 = Instant::now();
+    let m = f.create_matcher(&src);
+    let compile = t0.elapsed().as_secs_f64() * 1e3;
+    let mut m = match m {
+        Ok(m) => m,
+        Err(e) => return (compile, vec![], format!("error: {e}")),
+    };
+    let mut times = Vec::with_capacity(toks.len());
+    for (i, &t) in toks.iter().enumerate() {
+        let t1 = Instant::now();
+        let mask = m.compute_mask();
+        times.push(t1.elapsed().as_secs_f64() * 1e6);
+        match mask {
+            Ok(mask) if mask.contains(ours::TokenId(t)) => {}
+            Ok(_) => return (compile, times, format!("rejected at token {i}")),
+            Err(e) => return (compile, times, format!("error at token {i}: {e}")),
+        }
+        if let Err(e) = m.consume_token(ours::TokenId(t)) {
+            return (compile, times, format!("error at token {i}: {e}"));
+        }
+    }
+    (compile, times, "accepted".into())
+}
+
+fn run_ref(f: &ref_llg::ParserFactory, c: &bounds_cases::Case, toks: &[u32]) -> Run {
+    let grammar = match c.kind {
+        "json" => match serde_json::from_str(&c.grammar) {
+            Ok(v) => ref_llg::api::TopLevelGrammar::from_json_schema(v),
+            Err(e) => return (0.0, vec![], format!("error: {e}")),
+        },
+        _ => ref_llg::api::TopLevelGrammar::from_lark(c.grammar.clone()),
+    };
+    let t0 = Instant::now();
+    let m = f.create_parser(grammar).map(|p| ref_llg::Matcher::new(Ok(p)));
+    let compile = t0.elapsed().as_secs_f64() * 1e3;
+    let mut m = match m {
+        Ok(m) if !m.is_error() => m,
+        Ok(m) => return (compile, vec![], format!("error: {}", m.get_error().unwrap_or_default())),
+        Err(e) => return (compile, vec![], format!("error: {e}")),
+    };
+    let mut times = Vec::with_capacity(toks.len());
+    for (i, &t) in toks.iter().enumerate() {
+        let t1 = Instant::now();
+        let mask = m.compute_mask();
+        times.push(t1.elapsed().as_secs_f64() * 1e6);
+        match mask {
+            Ok(mask) if mask.is_allowed(t) => {}
+            Ok(_) => return (compile, times, format!("rejected at token {i}")),
+            Err(e) => return (compile, times, format!("error at token {i}: {e}")),
+        }
+        if let Err(e) = m.consume_token(t) {
+            return (compile, times, format!("error at token {i}: {e}"));
+        }
+    }
+    (compile, times, "accepted".into())
+}
+
+fn main() {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tok = manifest.join("../../shared/tokenizers/llama3.tokenizer.json");
+    let of = ours::ParserFactory::from_tokenizer_name(&tok.display().to_string()).expect("ours");
+    let bt = toktrie_hf_tokenizers::ByteTokenizer::from_file(&tok).expect("ref tokenizer");
+    let env: TokEnv = bt.into_tok_env(None).expect("TokEnv");
+    let mut rf = ref_llg::ParserFactory::new_simple(&env).expect("ref factory");
+    rf.quiet();
+    println!(
+        "{:<36} {:>7} | {:>10} {:>8} {:>9} {:>8} | {:>10} {:>8} {:>9} {:>8} | outcomes",
+        "case",
+        "tokens",
+        "ours ms",
+        "p50 µs",
+        "p99 µs",
+        "slope",
+        "LLG ms",
+        "p50 µs",
+        "p99 µs",
+        "slope"
+    );
+    for c in bounds_cases::cases() {
+        let toks = env.tokenize(&c.instance);
+        let (oc, ot, oo) = run_ours(&of, &c, &toks);
+        let (rc, rt, ro) = run_ref(&rf, &c, &toks);
+        let (o50, o99, os) = stats(&ot);
+        let (r50, r99, rs) = stats(&rt);
+        println!(
+            "{:<36} {:>7} | {oc:>10.1} {o50:>8.1} {o99:>9.1} {os:>8} | {rc:>10.1} {r50:>8.1} {r99:>9.1} {rs:>8} | {oo} / {ro}",
+            c.name,
+            toks.len()
+        );
+    }
+}
