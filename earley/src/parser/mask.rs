@@ -92,12 +92,18 @@ impl<L: Lexer> Parser<L> {
     pub fn split_walk(&mut self, trie: &TokTrie, limit: u32) -> toktrie::SplitWalk {
         let start = self.stack.last().expect("the stack holds the start").lexer;
         let lexer = &mut self.lexer;
-        // Once the cancellation flag is set every transition is left undecided: the walk
-        // ends within a few nodes (its caller then reports the cancellation).
-        let cancel = self.cancel.clone();
-        let cancelled = move || cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
+        // Known transitions first (no cancellation check on them: they cost a table read);
+        // before a cold one, once the cancellation flag is set, every transition is left
+        // undecided, so the walk ends within a few nodes (its caller reports the
+        // cancellation).
+        let cancel = self.cancel.as_deref();
         trie.split_walk(start.0, |s, b| {
-            if cancelled() {
+            match lexer.step_warm(StateId(s), b) {
+                Some(StateId::DEAD) => return Some(None),
+                Some(n) if n.0 < limit => return Some(Some(n.0)),
+                _ => {}
+            }
+            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
                 return None;
             }
             match lexer.step(StateId(s), b).ok()? {
