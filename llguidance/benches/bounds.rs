@@ -65,29 +65,13 @@ fn main() {
         if outcome == "accepted" && !m.is_accepting().unwrap_or(false) {
             outcome = "not accepting at the end".into();
         }
-        let mut sorted = times.clone();
-        sorted.sort_by(f64::total_cmp);
-        let pct = |p: f64| sorted[((sorted.len() - 1) as f64 * p) as usize];
-        // Least-squares slope of time against position, from token 100 on.
-        let pts: Vec<(f64, f64)> =
-            times.iter().enumerate().skip(100).map(|(i, &t)| (i as f64, t)).collect();
-        let slope = if pts.len() > 10 {
-            let n = pts.len() as f64;
-            let (sx, sy) = pts.iter().fold((0.0, 0.0), |(a, b), &(x, y)| (a + x, b + y));
-            let (mx, my) = (sx / n, sy / n);
-            let (num, den) = pts.iter().fold((0.0, 0.0), |(a, b), &(x, y)| {
-                (a + (x - mx) * (y - my), b + (x - mx) * (x - mx))
-            });
-            format!("{:.3}", num / den * 1000.0)
-        } else {
-            "-".into()
-        };
+        let (p50, p99, slope) = bounds_cases::stats(&times);
         println!(
             "{:<38} {compile:>10.1} {:>7} {:>9.1} {:>9.1} {slope:>14}  {outcome}",
             c.name,
             toks.len(),
-            pct(0.5),
-            pct(0.99)
+            p50,
+            p99
         );
     }
 }

@@ -381,6 +381,12 @@ impl Matcher {
     /// bytes are the grammar's to allow), and the matcher must not have consumed tokens yet.
     /// Earley engine only (a token-DFA matcher is an error).
     pub fn with_stop_tokens(mut self, ids: &[TokenId]) -> Result<Matcher, Error> {
+        self.set_stop_tokens(ids)?;
+        Ok(self)
+    }
+
+    /// [`Matcher::with_stop_tokens`] in place; an error changes nothing.
+    pub fn set_stop_tokens(&mut self, ids: &[TokenId]) -> Result<(), Error> {
         let vocab = self.shared.tokenizer.vocab();
         if ids.is_empty() {
             return Err(Error::new(ErrorKind::Usage, "an empty stop set: nothing could end"));
@@ -411,7 +417,7 @@ impl Matcher {
         self.stop_tokens = Some(ids.into());
         // Masks computed so far assumed the vocabulary's EOS ids.
         self.last_mask = None;
-        Ok(self)
+        Ok(())
     }
 
     /// The set of tokens allowed next (EOS iff the grammar is accepting; after a stop,

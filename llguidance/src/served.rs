@@ -322,18 +322,11 @@ impl ServedMatcher {
     /// The request's own stop set in place of the vocabulary's EOS ids (see
     /// [`Matcher::with_stop_tokens`]); an error leaves the matcher in its error state.
     pub fn set_stop_tokens(&mut self, ids: &[u32]) {
-        let Some(m) = self.inner.take() else { return };
+        let Some(m) = self.inner.as_mut() else { return };
         let ids: Vec<TokenId> = ids.iter().map(|&t| TokenId(t)).collect();
-        let copy = m.deep_clone();
-        match m.with_stop_tokens(&ids) {
-            Ok(m) => {
-                self.inner = Some(m);
-                self.update_no_ext();
-            }
-            Err(e) => {
-                self.inner = Some(copy);
-                self.set_error(e.message().to_string());
-            }
+        match m.set_stop_tokens(&ids) {
+            Ok(()) => self.update_no_ext(),
+            Err(e) => self.set_error(e.message().to_string()),
         }
     }
 
@@ -357,7 +350,6 @@ impl ServedMatcher {
     fn update_no_ext(&mut self) {
         self.no_ext = false;
         // After every consumed token: no 16 KB EOS set here (it cost ~0.3 µs a token).
-        let eos: Vec<TokenId> = self.eos().to_vec();
         let Some(m) = self.inner.as_mut() else { return };
         if m.error().is_some() || m.is_stopped() {
             return;
@@ -367,6 +359,7 @@ impl ServedMatcher {
         }
         // The matcher keeps this mask for the next compute_mask at the same position.
         if let Ok(mask) = m.compute_mask() {
+            let eos = m.eos();
             self.no_ext = mask.iter().all(|t| eos.contains(&t));
         }
     }

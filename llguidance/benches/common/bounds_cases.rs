@@ -124,3 +124,27 @@ pub fn cases() -> Vec<Case> {
     });
     v
 }
+
+/// Mask times' p50 and p99, and the least-squares slope of time against position from
+/// token 100 on (µs per 1,000 tokens; `-` with too few points).
+pub fn stats(times: &[f64]) -> (f64, f64, String) {
+    if times.is_empty() {
+        return (f64::NAN, f64::NAN, "-".into());
+    }
+    let mut s = times.to_vec();
+    s.sort_by(f64::total_cmp);
+    let pct = |p: f64| s[((s.len() - 1) as f64 * p) as usize];
+    let pts: Vec<(f64, f64)> =
+        times.iter().enumerate().skip(100).map(|(i, &t)| (i as f64, t)).collect();
+    let slope = if pts.len() > 10 {
+        let n = pts.len() as f64;
+        let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+        let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+        let num: f64 = pts.iter().map(|&(x, y)| (x - mx) * (y - my)).sum();
+        let den: f64 = pts.iter().map(|&(x, _)| (x - mx) * (x - mx)).sum();
+        format!("{:.2}", num / den * 1000.0)
+    } else {
+        "-".into()
+    };
+    (pct(0.5), pct(0.99), slope)
+}

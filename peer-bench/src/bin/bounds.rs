@@ -18,28 +18,6 @@ use ref_llg::toktrie::TokEnv;
 /// (compile ms, mask times µs, outcome)
 type Run = (f64, Vec<f64>, String);
 
-fn stats(times: &[f64]) -> (f64, f64, String) {
-    if times.is_empty() {
-        return (f64::NAN, f64::NAN, "-".into());
-    }
-    let mut s = times.to_vec();
-    s.sort_by(f64::total_cmp);
-    let pct = |p: f64| s[((s.len() - 1) as f64 * p) as usize];
-    let pts: Vec<(f64, f64)> =
-        times.iter().enumerate().skip(100).map(|(i, &t)| (i as f64, t)).collect();
-    let slope = if pts.len() > 10 {
-        let n = pts.len() as f64;
-        let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
-        let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
-        let num: f64 = pts.iter().map(|&(x, y)| (x - mx) * (y - my)).sum();
-        let den: f64 = pts.iter().map(|&(x, _)| (x - mx) * (x - mx)).sum();
-        format!("{:.2}", num / den * 1000.0)
-    } else {
-        "-".into()
-    };
-    (pct(0.5), pct(0.99), slope)
-}
-
 fn run_ours(f: &ours::ParserFactory, c: &bounds_cases::Case, toks: &[u32]) -> Run {
     let src = match c.kind {
         "json" => ours::GrammarSource::JsonSchema(c.grammar.clone()),
@@ -127,8 +105,8 @@ fn main() {
         let toks = env.tokenize(&c.instance);
         let (oc, ot, oo) = run_ours(&of, &c, &toks);
         let (rc, rt, ro) = run_ref(&rf, &c, &toks);
-        let (o50, o99, os) = stats(&ot);
-        let (r50, r99, rs) = stats(&rt);
+        let (o50, o99, os) = bounds_cases::stats(&ot);
+        let (r50, r99, rs) = bounds_cases::stats(&rt);
         println!(
             "{:<36} {:>7} | {oc:>10.1} {o50:>8.1} {o99:>9.1} {os:>8} | {rc:>10.1} {r50:>8.1} {r99:>9.1} {rs:>8} | {oo} / {ro}",
             c.name,

@@ -8,45 +8,17 @@
 //! Run: `cargo run --release --bin churn -- --engine ours [--n 1000] [--every 7]` in
 //! `peer-bench/` (needs ../shared).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicIsize, Ordering};
+
 use std::time::Instant;
 
 use llguidance as ours;
 use ref_llg::toktrie::TokEnv;
 
-struct Counting;
+#[path = "../counting.rs"]
+mod counting;
 
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) };
-        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(l) };
-        if !p.is_null() {
-            LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            LIVE.fetch_add(new as isize - l.size() as isize, Ordering::Relaxed);
-        }
-        q
-    }
-}
+use counting::{live, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -58,7 +30,7 @@ fn rss_mib() -> f64 {
 }
 
 fn live_mib() -> f64 {
-    LIVE.load(Ordering::Relaxed) as f64 / (1 << 20) as f64
+    live() as f64 / (1 << 20) as f64
 }
 
 /// The schema and the first valid instance's text of a MaskBench file.

@@ -16,51 +16,18 @@
 //! XGrammar's figure comes from `peer-bench/xgrammar/memory.py` (its own
 //! `CompiledGrammar.memory_size_bytes`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicIsize, Ordering};
 
 use llguidance as ours;
 use ref_llg::toktrie::TokEnv;
 
-struct Counting;
+#[path = "../counting.rs"]
+mod counting;
 
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) };
-        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(l) };
-        if !p.is_null() {
-            LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            LIVE.fetch_add(new as isize - l.size() as isize, Ordering::Relaxed);
-        }
-        q
-    }
-}
+use counting::{live, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-fn live() -> isize {
-    LIVE.load(Ordering::Relaxed)
-}
 
 /// `f`'s result and the live heap bytes it added.
 fn measured<T>(f: impl FnOnce() -> T) -> (T, isize) {
