@@ -3,7 +3,10 @@
 //! matcher that decodes up to 64 tokens of the schema's first valid instance, then drops
 //! both, as a server does with a stream of new schemas; after every 100 schemas it prints the
 //! live heap (a counting allocator) and the resident set size (`/proc/self/statm`). One engine
-//! per process (`--engine ours` or `--engine llg`, crates.io llguidance 1.9.1), llama3.
+//! per process (`--engine ours`, `--engine llg`: crates.io llguidance 1.9.1, `--engine xgrs`:
+//! crates.io xgrammar-rs 0.2.8 with its compile cache off, `--engine xgrs-cache`: the same with
+//! its default cache, unbounded), llama3. An xgrammar-rs compile runs on a worker thread and
+//! counts as an error past 20 s (the thread is left behind).
 //!
 //! Run: `cargo run --release --bin churn -- --engine ours [--n 1000] [--every 7]` in
 //! `peer-bench/` (needs ../shared).
@@ -49,11 +52,11 @@ fn main() {
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--engine" => engine = it.next().expect("--engine ours|llg"),
+            "--engine" => engine = it.next().expect("--engine ours|llg|xgrs|xgrs-cache"),
             "--n" => n = it.next().and_then(|v| v.parse().ok()).expect("--n N"),
             "--every" => every = it.next().and_then(|v| v.parse().ok()).expect("--every K"),
             _ => {
-                println!("usage: churn [--engine ours|llg] [--n N] [--every K]");
+                println!("usage: churn [--engine ours|llg|xgrs|xgrs-cache] [--n N] [--every K]");
                 return;
             }
         }
@@ -76,10 +79,23 @@ fn main() {
     let of = (engine == "ours").then(|| {
         ours::ParserFactory::from_tokenizer_name(&tok.display().to_string()).expect("ours")
     });
-    let rf = (engine != "ours").then(|| {
+    let rf = (engine == "llg").then(|| {
         let mut f = ref_llg::ParserFactory::new_simple(&env).expect("llg factory");
         f.quiet();
         f
+    });
+    let xf = engine.starts_with("xgrs").then(|| {
+        let hf = tokenizers::Tokenizer::from_file(&tok).expect("HF tokenizer");
+        let vocab = hf.get_vocab_size(true);
+        let eos = env.tok_trie().eos_tokens()[0] as i32;
+        let info = xgrammar::TokenizerInfo::from_huggingface(&hf, Some(vocab), Some(&[eos]))
+            .expect("xgrammar-rs TokenizerInfo");
+        let c = if engine == "xgrs-cache" {
+            xgrammar::GrammarCompiler::with_defaults(info)
+        } else {
+            xgrammar::GrammarCompiler::new(info, 1, false, -1)
+        };
+        (std::sync::Arc::new(c), vocab.div_ceil(32))
     });
     println!(
         "engine {engine}; after the factory: live {:.1} MiB, RSS {:.1} MiB",
@@ -128,7 +144,31 @@ fn main() {
                     Err(_) => false,
                 }
             }
-            _ => unreachable!(),
+            (_, _) => {
+                let (c, words) = xf.as_ref().expect("engine ours, llg, xgrs or xgrs-cache");
+                let (tx, rx) = std::sync::mpsc::channel();
+                let c2 = c.clone();
+                std::thread::spawn(move || {
+                    let r = c2.compile_json_schema(&schema, true, None, None, true, None);
+                    let _ = tx.send(r.ok());
+                });
+                match rx.recv_timeout(std::time::Duration::from_secs(20)).ok().flatten() {
+                    Some(cg) => {
+                        let mut m = xgrammar::GrammarMatcher::from_compiled_grammar(&cg, false);
+                        let mut bm = vec![0i32; *words];
+                        let shape = [1i64, *words as i64];
+                        for &t in &toks {
+                            if m.fill_next_token_bitmask(&mut bm, &shape, 0).is_err()
+                                || !m.accept_token(t as i32)
+                            {
+                                break;
+                            }
+                        }
+                        true
+                    }
+                    None => false,
+                }
+            }
         };
         done += 1;
         if !ok {
