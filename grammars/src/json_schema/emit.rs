@@ -10,7 +10,9 @@ use lexer::RegexSpec;
 
 use super::long_string;
 use super::numbers;
-use super::schema::{json_eq, Arr, Ctx, Exp, LengthBounds, Node, Obj, Rx, SExpr, STRING_ANY};
+use super::schema::{
+    json_eq, Arr, Ctx, Exists, Exp, KeyLang, LengthBounds, Node, Obj, Rx, SExpr, STRING_ANY,
+};
 use crate::ir::{Expr, Grammar, Rule, RuleAttrs};
 use crate::param::{ParamCond, ParamExpr};
 use crate::{Error, ErrorKind};
@@ -24,6 +26,10 @@ const MAX_CONTAINS: usize = 4;
 /// Most named properties an `any_order` object may have (one parameter bit each, bit 63 is
 /// the separator's); more fall back to the fixed order.
 const ANY_ORDER_MAX: usize = 63;
+
+/// The most `some` constraints (complements of `patternProperties` / `additionalProperties`)
+/// on one object (each member's state is a subset of them).
+const MAX_SOME: usize = 4;
 
 /// The largest finite item domain for `uniqueItems`.
 const MAX_UNIQUE_DOMAIN: usize = 10;
@@ -630,22 +636,59 @@ impl<'c, 'a> Emitter<'c, 'a> {
         Expr::Seq(vec![lit("{"), Expr::Call { rule, arg: ParamExpr::Value(0) }, lit("}")])
     }
 
+    /// A member's value alternatives in state `s` (the `some` constraints met so far):
+    /// the value `v` alone (state unchanged), and for each set `t` of the not yet met
+    /// constraints the member's key falls under (`app`), `v` with their values (state
+    /// `s | t`). The alternatives overlap; the grammar is ambiguous there, not wrong.
+    fn members(&mut self, some: &[Exists], v: &SExpr, app: u32, s: u32) -> Vec<(Expr, u32)> {
+        let open = app & !s;
+        let mut out = Vec::new();
+        let mut t = 0u32;
+        loop {
+            let value = if t == 0 {
+                v.clone()
+            } else {
+                let mut parts = vec![v.clone()];
+                for (j, e) in some.iter().enumerate() {
+                    if t & (1 << j) != 0 {
+                        parts.push(e.value.clone());
+                    }
+                }
+                SExpr::all(parts)
+            };
+            if value != SExpr::False {
+                out.push((self.r(&value), s | t));
+            }
+            // next subset of `open`
+            t = (t.wrapping_sub(open)) & open;
+            if t == 0 {
+                break;
+            }
+        }
+        out
+    }
+
     fn object(&mut self, base: &str, o: &Obj) -> Result<Option<Expr>, Error> {
         if o.max.is_some_and(|m| m < o.min) {
             return Ok(None);
         }
-        // named keys: `properties` order, then other required keys
+        // named keys: `properties` order, other required keys, then the keys `some` names
         let mut keys: Vec<String> = Vec::new();
-        for c in &o.clauses {
-            for (k, _) in &c.props {
-                if !keys.contains(k) {
-                    keys.push(k.clone());
-                }
-            }
-        }
-        for k in &o.required {
+        let mut add = |k: &String| {
             if !keys.contains(k) {
                 keys.push(k.clone());
+            }
+        };
+        for c in &o.clauses {
+            for (k, _) in &c.props {
+                add(k);
+            }
+        }
+        o.required.iter().for_each(&mut add);
+        for e in &o.some {
+            match &e.key {
+                KeyLang::Other { props, .. } => props.iter().for_each(&mut add),
+                KeyLang::Pattern(_) | KeyLang::NotNames(_) => {}
             }
         }
         let mut named: Vec<(String, SExpr, bool)> = Vec::new();
@@ -674,13 +717,69 @@ impl<'c, 'a> Emitter<'c, 'a> {
         // regions below are per subset of patterns (2^k), so this is what lets an object
         // with many patterns of a few schemas compile.
         let o = &self.merge_patterns(o, &mut patterns)?;
-        if patterns.len() > MAX_PATTERNS {
+        // The patterns of `some`, each its own region bit (after the merge: no clause may
+        // stand for them).
+        for e in &o.some {
+            let ps = match &e.key {
+                KeyLang::Pattern(p) => std::slice::from_ref(p),
+                KeyLang::Other { patterns, .. } => patterns.as_slice(),
+                KeyLang::NotNames(_) => &[],
+            };
+            for p in ps {
+                if !patterns.contains(p) {
+                    patterns.push(p.clone());
+                }
+            }
+        }
+        // The complements of `propertyNames` among `some`: more region bits, after the
+        // patterns'.
+        let splits: Vec<RegexSpec> = o
+            .some
+            .iter()
+            .filter_map(|e| match &e.key {
+                KeyLang::NotNames(rx) => Some(rx.as_spec().unwrap_or(RegexSpec::NoMatch)),
+                _ => None,
+            })
+            .collect();
+        if patterns.len() + splits.len() > MAX_PATTERNS {
             return Err(Error::new(
                 ErrorKind::Limit,
                 format!("patternProperties: more than {MAX_PATTERNS} patterns on one object"),
             ));
         }
-        let mut extras = Vec::new();
+        let m = o.some.len();
+        if m > MAX_SOME {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                format!(
+                    "not: more than {MAX_SOME} members required at once by complements of \
+                     `patternProperties` / `additionalProperties`"
+                ),
+            ));
+        }
+        // Which `some` constraints each named key falls under (a bit each).
+        let mut named_app = Vec::with_capacity(named.len());
+        for (k, _, _) in &named {
+            let mut bits = 0u32;
+            for (j, e) in o.some.iter().enumerate() {
+                let hit = match &e.key {
+                    KeyLang::Pattern(p) => self.ctx.key_matches(p, k)?,
+                    KeyLang::Other { props, patterns } => {
+                        let mut any = props.contains(k);
+                        for p in patterns {
+                            any = any || self.ctx.key_matches(p, k)?;
+                        }
+                        !any
+                    }
+                    KeyLang::NotNames(rx) => !self.ctx.rx_matches(rx, k)?,
+                };
+                if hit {
+                    bits |= 1 << j;
+                }
+            }
+            named_app.push(bits);
+        }
+        let mut regions: Vec<(RegexSpec, SExpr, u32)> = Vec::new();
         // Named keys are excluded outside the quotes, as the very lexemes of the named keys
         // (the same canonical quoting, so the exclusion is exact): a key lexeme of the shape
         // `"body" & ~("k1"|"k2"|…)` is one the slicer's symbolic containment check proves
@@ -689,7 +788,8 @@ impl<'c, 'a> Emitter<'c, 'a> {
         let not_named = RegexSpec::Not(Box::new(RegexSpec::Or(
             keys.iter().map(|k| self.key_spec(RegexSpec::Literal(k.clone()), None)).collect(),
         )));
-        for mask in 0u32..(1 << patterns.len()) {
+        let np = patterns.len();
+        for mask in 0u32..(1 << (np + splits.len())) {
             let mut parts = Vec::new();
             for c in &o.clauses {
                 let hit: Vec<SExpr> = c
@@ -718,6 +818,10 @@ impl<'c, 'a> Emitter<'c, 'a> {
                 let r = RegexSpec::Regex(p.clone());
                 key.push(if mask & (1 << i) != 0 { r } else { RegexSpec::Not(Box::new(r)) });
             }
+            for (i, r) in splits.iter().enumerate() {
+                let r = r.clone();
+                key.push(if mask & (1 << (np + i)) != 0 { r } else { RegexSpec::Not(Box::new(r)) });
+            }
             // Nothing asked of the key but to be another key: any length.
             let length_only = (key.len() == 1).then_some(LengthBounds::ANY);
             let body = if key.len() == 1 {
@@ -730,54 +834,110 @@ impl<'c, 'a> Emitter<'c, 'a> {
             } else {
                 RegexSpec::And(vec![self.key_spec(body, length_only), not_named.clone()])
             };
-            let value = self.r(&v);
-            extras.push(Expr::Seq(vec![Expr::Lexeme(key), sep(&self.key_sep), value]));
+            let bit = |p: &String| patterns.iter().position(|q| q == p).map_or(0, |i| 1 << i);
+            let mut app = 0u32;
+            let mut split = np;
+            for (j, e) in o.some.iter().enumerate() {
+                let hit = match &e.key {
+                    KeyLang::Pattern(p) => mask & bit(p) != 0,
+                    KeyLang::Other { patterns, .. } => patterns.iter().all(|p| mask & bit(p) == 0),
+                    KeyLang::NotNames(_) => {
+                        split += 1;
+                        mask & (1 << (split - 1)) == 0
+                    }
+                };
+                if hit {
+                    app |= 1 << j;
+                }
+            }
+            regions.push((key, v, app));
         }
-        let extra = if extras.is_empty() { None } else { Some(alt(extras)) };
-        if self.any_order && o.min == 0 && o.max.is_none() && named.len() <= ANY_ORDER_MAX {
+        let full = (1u32 << m) - 1;
+        // A `some` no key can meet: no object.
+        let reachable = named_app.iter().chain(regions.iter().map(|r| &r.2)).fold(0, |a, b| a | b);
+        if reachable & full != full {
+            return Ok(None);
+        }
+        if m == 0 && self.any_order && o.min == 0 && o.max.is_none() && named.len() <= ANY_ORDER_MAX
+        {
+            let extras: Vec<Expr> = regions
+                .iter()
+                .map(|(k, v, _)| {
+                    Expr::Seq(vec![Expr::Lexeme(k.clone()), sep(&self.key_sep), self.r(v)])
+                })
+                .collect();
+            let extra = if extras.is_empty() { None } else { Some(alt(extras)) };
             return Ok(Some(self.object_any_order(base, &named, extra)));
         }
-        // states (i, c): before named key i, c entries so far (capped)
+        // states (i, c, s): before named key i, c entries so far (capped), the `some`
+        // constraints met so far (bits)
         let nk = named.len();
         let cap = match o.max {
             Some(m) => m,
             None => o.min.max(1),
         };
-        self.check_states((nk + 1) * (cap as usize + 1))?;
+        self.check_states(((nk + 1) * (cap as usize + 1)) << m)?;
         let next = |c: u32| if o.max.is_none() { (c + 1).min(cap) } else { c + 1 };
-        let name = |i: usize, c: u32| format!("{base}_{i}_{c}");
+        let name = |i: usize, c: u32, s: u32| {
+            if m == 0 {
+                format!("{base}_{i}_{c}")
+            } else {
+                format!("{base}_{i}_{c}_{s}")
+            }
+        };
         #[allow(clippy::needless_range_loop)] // i indexes states, named[i] only below nk
         for i in 0..=nk {
             for c in 0..=cap {
-                let mut alts = vec![];
-                let can_add = o.max.is_none_or(|m| c < m);
-                if i < nk {
-                    let (k, v, req) = &named[i];
-                    if can_add {
-                        let mut seq = self.sep(c == 0);
-                        seq.push(self.key_lexeme(RegexSpec::Literal(k.clone()), None));
-                        seq.push(sep(&self.key_sep));
-                        seq.push(self.r(v));
-                        seq.push(Expr::Rule(name(i + 1, next(c))));
-                        alts.push(Expr::Seq(seq));
+                for s in 0..=full {
+                    let mut alts = vec![];
+                    let can_add = o.max.is_none_or(|m| c < m);
+                    if i < nk {
+                        let (k, v, req) = &named[i];
+                        if can_add {
+                            for (val, s2) in self.members(&o.some, v, named_app[i], s) {
+                                let mut seq = self.sep(c == 0);
+                                seq.push(self.key_lexeme(RegexSpec::Literal(k.clone()), None));
+                                seq.push(sep(&self.key_sep));
+                                seq.push(val);
+                                seq.push(Expr::Rule(name(i + 1, next(c), s2)));
+                                alts.push(Expr::Seq(seq));
+                            }
+                        }
+                        if !req {
+                            alts.push(Expr::Rule(name(i + 1, c, s)));
+                        }
+                    } else {
+                        if c >= o.min && s == full {
+                            alts.push(Expr::Empty);
+                        }
+                        if can_add && !regions.is_empty() {
+                            // the members by the state they lead to
+                            let mut by_next: Vec<(u32, Vec<Expr>)> = Vec::new();
+                            for (key, v, app) in &regions {
+                                for (val, s2) in self.members(&o.some, v, *app, s) {
+                                    let e = Expr::Seq(vec![
+                                        Expr::Lexeme(key.clone()),
+                                        sep(&self.key_sep),
+                                        val,
+                                    ]);
+                                    match by_next.iter_mut().find(|(t, _)| *t == s2) {
+                                        Some((_, v)) => v.push(e),
+                                        None => by_next.push((s2, vec![e])),
+                                    }
+                                }
+                            }
+                            for (s2, es) in by_next {
+                                let mut seq = self.sep(c == 0);
+                                seq.push(alt(es));
+                                seq.push(Expr::Rule(name(nk, next(c), s2)));
+                                alts.push(Expr::Seq(seq));
+                            }
+                        }
                     }
-                    if !req {
-                        alts.push(Expr::Rule(name(i + 1, c)));
-                    }
-                } else {
-                    if c >= o.min {
-                        alts.push(Expr::Empty);
-                    }
-                    if let (true, Some(x)) = (can_add, &extra) {
-                        let mut seq = self.sep(c == 0);
-                        seq.push(x.clone());
-                        seq.push(Expr::Rule(name(nk, next(c))));
-                        alts.push(Expr::Seq(seq));
-                    }
+                    self.push(name(i, c, s), alt(alts));
                 }
-                self.push(name(i, c), alt(alts));
             }
         }
-        Ok(Some(Expr::Seq(vec![lit("{"), Expr::Rule(name(0, 0)), lit("}")])))
+        Ok(Some(Expr::Seq(vec![lit("{"), Expr::Rule(name(0, 0, 0)), lit("}")])))
     }
 }

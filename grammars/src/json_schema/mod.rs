@@ -41,7 +41,9 @@
 //! `exclusiveMaximum` (number and draft-4 boolean forms), `multipleOf`, `anyOf`, `allOf`,
 //! `oneOf` (exact: disjoint branches, or branches whose complements are expressible),
 //! `not` (of scalar constraints, `type`, `const`, `enum`, `required`, counts, `properties`,
-//! `items`, `contains`), `if`/`then`/`else`, `$ref` (local: JSON pointers, `$defs`,
+//! `patternProperties`, `additionalProperties`, `propertyNames`, `items`, `contains`: the
+//! complement of an object keyword is "some member violates it", emitted as a state bit of
+//! the object's member loop), `if`/`then`/`else`, `$ref` (local: JSON pointers, `$defs`,
 //! `definitions`, `$id`, `$anchor`; recursion becomes grammar recursion),
 //! `unevaluatedProperties`/`unevaluatedItems` without applicators, boolean schemas.
 //! Keywords newer than the declared `$schema` draft (`contains`, `propertyNames` before
@@ -69,6 +71,7 @@
 //!
 //! Schema nesting and `$ref` chains: 100 levels; rules: 100,000; `oneOf` branches that need
 //! complements: 8; alternatives of one intersection: 256; `contains` on one array: 4;
+//! members required by complements on one object: 4;
 //! `patternProperties` patterns of distinct schemas on one object: 6 (all
 //! [`ErrorKind::Limit`]).
 

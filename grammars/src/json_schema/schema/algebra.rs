@@ -7,7 +7,7 @@
 use lexer::RegexSpec;
 use serde_json::Value;
 
-use super::node::{json_eq, Arr, Clause, Exp, Node, Num, Obj, SExpr};
+use super::node::{json_eq, Arr, Clause, Exists, Exp, KeyLang, Node, Num, Obj, SExpr};
 use super::rx::{LengthBounds, Rx, Term};
 use crate::json_schema::numbers;
 use crate::{Error, ErrorKind};
@@ -45,7 +45,10 @@ pub(crate) fn intersect(a: &Node, b: &Node) -> Result<Node, Error> {
             } else if y.is_any() {
                 obj.push(x.clone())
             } else {
-                obj.push(x.and(y));
+                let o = x.and(y);
+                if !o.surely_empty() && !obj.contains(&o) {
+                    obj.push(o);
+                }
             }
         }
     }
@@ -193,15 +196,13 @@ fn complement_obj(a: &Obj) -> Result<Vec<Obj>, Error> {
         });
     }
     if a.names != Rx::All {
-        return Err(unsupported("not", "the complement of `propertyNames` is not supported"));
+        // a key outside `propertyNames`
+        out.push(Obj {
+            some: vec![Exists { key: KeyLang::NotNames(a.names.clone()), value: SExpr::True }],
+            ..Obj::any()
+        });
     }
     for c in &a.clauses {
-        if c.additional != SExpr::True || c.patterns.iter().any(|(_, s)| *s != SExpr::True) {
-            return Err(unsupported(
-                "not",
-                "the complement of `additionalProperties` or `patternProperties` is not supported",
-            ));
-        }
         for (k, s) in &c.props {
             if *s != SExpr::True {
                 out.push(Obj {
@@ -215,6 +216,50 @@ fn complement_obj(a: &Obj) -> Result<Vec<Obj>, Error> {
                 });
             }
         }
+        // A member violating `patternProperties` or `additionalProperties`.
+        let some = |key: KeyLang, s: &SExpr| Obj {
+            some: vec![Exists { key, value: SExpr::not(s) }],
+            ..Obj::any()
+        };
+        for (p, s) in &c.patterns {
+            if *s != SExpr::True {
+                out.push(some(KeyLang::Pattern(p.clone()), s));
+            }
+        }
+        if c.additional != SExpr::True {
+            let key = KeyLang::Other {
+                props: c.props.iter().map(|(k, _)| k.clone()).collect(),
+                patterns: c.patterns.iter().map(|(p, _)| p.clone()).collect(),
+            };
+            out.push(some(key, &c.additional));
+        }
+    }
+    // Not "some member (k, v)": every member with such a key has a value outside v.
+    for e in &a.some {
+        if let KeyLang::NotNames(rx) = &e.key {
+            // every key outside `rx` has a value outside `e.value`
+            if e.value != SExpr::True {
+                return Err(unsupported(
+                    "not",
+                    "the complement of a `propertyNames` complement with a value schema is not supported",
+                ));
+            }
+            out.push(Obj { names: rx.clone(), ..Obj::any() });
+            continue;
+        }
+        let v = SExpr::not(&e.value);
+        let clause = match &e.key {
+            KeyLang::Pattern(p) => {
+                Clause { props: vec![], patterns: vec![(p.clone(), v)], additional: SExpr::True }
+            }
+            KeyLang::Other { props, patterns } => Clause {
+                props: props.iter().map(|k| (k.clone(), SExpr::True)).collect(),
+                patterns: patterns.iter().map(|p| (p.clone(), SExpr::True)).collect(),
+                additional: v,
+            },
+            KeyLang::NotNames(_) => continue,
+        };
+        out.push(Obj { clauses: vec![clause], ..Obj::any() });
     }
     Ok(out)
 }

@@ -197,6 +197,7 @@ impl<'a> Ctx<'a> {
                     min: 0,
                     max: None,
                     names: Rx::All,
+                    some: vec![],
                 }]
             }
         }

@@ -18,5 +18,5 @@ mod one_of;
 mod rx;
 
 pub(crate) use ctx::Ctx;
-pub(crate) use node::{json_eq, Arr, Exp, Node, Obj, SExpr};
+pub(crate) use node::{json_eq, Arr, Exists, Exp, KeyLang, Node, Obj, SExpr};
 pub(crate) use rx::{LengthBounds, Rx, STRING_ANY};

@@ -131,6 +131,27 @@ pub(crate) struct Clause {
     pub additional: SExpr,
 }
 
+/// Which keys an [`Exists`] constraint looks at.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum KeyLang {
+    /// Keys matching this Rust regex (as in [`Clause::patterns`]).
+    Pattern(String),
+    /// Keys that are none of `props` and match none of `patterns`: the keys a clause's
+    /// `additional` schema applies to.
+    Other { props: Vec<String>, patterns: Vec<String> },
+    /// Keys outside this string-contents regex (the complement of `propertyNames`).
+    NotNames(Rx),
+}
+
+/// "Some member has a key in `key` and a value in `value`": what the complement of
+/// `patternProperties` and `additionalProperties` needs (an object violates them exactly
+/// when one of its members does).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Exists {
+    pub key: KeyLang,
+    pub value: SExpr,
+}
+
 /// An object constraint.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Obj {
@@ -140,11 +161,13 @@ pub(crate) struct Obj {
     pub max: Option<u32>,
     /// What property names must match (a string-contents regex).
     pub names: Rx,
+    /// Members that must be present (each constraint by at least one member).
+    pub some: Vec<Exists>,
 }
 
 impl Obj {
     pub fn any() -> Obj {
-        Obj { clauses: vec![], required: vec![], min: 0, max: None, names: Rx::All }
+        Obj { clauses: vec![], required: vec![], min: 0, max: None, names: Rx::All, some: vec![] }
     }
     pub fn and(&self, o: &Obj) -> Obj {
         let mut required = self.required.clone();
@@ -159,10 +182,50 @@ impl Obj {
             min: self.min.max(o.min),
             max: min_opt(self.max, o.max),
             names: self.names.and(&o.names),
+            some: self.some.iter().chain(&o.some).cloned().collect(),
         }
+    }
+    /// Whether no object meets this, by what can be seen without normalizing a schema: too
+    /// few properties allowed, a required key that a clause forbids, or a `some` member whose
+    /// keys a closed clause excludes. (False when unsure.)
+    pub fn surely_empty(&self) -> bool {
+        if self.max.is_some_and(|m| m < self.min || (m as usize) < self.required.len()) {
+            return true;
+        }
+        // The keys a clause allows, when it names them all: no patterns, no other keys.
+        fn closed(c: &Clause) -> Option<impl Iterator<Item = &String>> {
+            (c.additional == SExpr::False && c.patterns.is_empty())
+                .then(|| c.props.iter().filter(|(_, v)| *v != SExpr::False).map(|(k, _)| k))
+        }
+        for r in &self.required {
+            for c in &self.clauses {
+                if c.props.iter().any(|(k, v)| k == r && *v == SExpr::False) {
+                    return true;
+                }
+                if let Some(mut keys) = closed(c) {
+                    if !keys.any(|k| k == r) {
+                        return true;
+                    }
+                }
+            }
+        }
+        for e in &self.some {
+            if let KeyLang::Other { props, patterns } = &e.key {
+                if patterns.is_empty()
+                    && self
+                        .clauses
+                        .iter()
+                        .any(|c| closed(c).is_some_and(|mut ks| ks.all(|k| props.contains(k))))
+                {
+                    return true;
+                }
+            }
+        }
+        false
     }
     pub fn is_any(&self) -> bool {
         self.required.is_empty()
+            && self.some.is_empty()
             && self.min == 0
             && self.max.is_none()
             && self.names == Rx::All

@@ -1,0 +1,180 @@
+//! Complements of object keywords (`not` of `additionalProperties`, `patternProperties`,
+//! `propertyNames`; `oneOf` branches that need them), against a plain evaluation: every
+//! object over a small universe of keys and values is checked in every key order, and the
+//! compiled schema must accept some order of exactly the objects the predicate allows (our
+//! objects list their keys in a fixed order, so one order is enough for "accepted").
+
+#[path = "json_schema/common.rs"]
+mod common;
+
+use common::Checker;
+use serde_json::{json, Value};
+
+const KEYS: [&str; 5] = ["a", "b", "c", "xa", "abc"];
+
+/// A member value: an integer or a string.
+#[derive(Clone, Copy)]
+enum V {
+    Int,
+    Str,
+}
+
+type Obj = Vec<(&'static str, V)>;
+
+fn objects(max_keys: usize) -> Vec<Obj> {
+    let mut out = vec![vec![]];
+    let mut frontier: Vec<Obj> = vec![vec![]];
+    for _ in 0..max_keys {
+        let mut next = Vec::new();
+        for o in &frontier {
+            // keys in KEYS order: each subset once
+            let start = o.last().map_or(0, |(k, _)| KEYS.iter().position(|x| x == k).unwrap() + 1);
+            for k in &KEYS[start..] {
+                for v in [V::Int, V::Str] {
+                    let mut p = o.clone();
+                    p.push((k, v));
+                    next.push(p);
+                }
+            }
+        }
+        out.extend(next.iter().cloned());
+        frontier = next;
+    }
+    out
+}
+
+fn permutations(o: &Obj) -> Vec<Obj> {
+    if o.len() <= 1 {
+        return vec![o.clone()];
+    }
+    let mut out = Vec::new();
+    for i in 0..o.len() {
+        let mut rest = o.clone();
+        let first = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, first);
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn text(o: &Obj) -> String {
+    let members: Vec<String> = o
+        .iter()
+        .map(|(k, v)| match v {
+            V::Int => format!("\"{k}\":1"),
+            V::Str => format!("\"{k}\":\"s\""),
+        })
+        .collect();
+    format!("{{{}}}", members.join(","))
+}
+
+fn is_int(v: V) -> bool {
+    matches!(v, V::Int)
+}
+
+fn check(schema: Value, pred: impl Fn(&Obj) -> bool) {
+    let c = Checker::new(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
+    let mut n = 0;
+    for o in objects(3) {
+        let want = pred(&o);
+        let got = permutations(&o).iter().any(|p| c.accepts(&text(p)));
+        assert_eq!(
+            got,
+            want,
+            "{schema}: {} should be {}",
+            text(&o),
+            if want { "accepted" } else { "rejected" }
+        );
+        n += want as usize;
+    }
+    assert!(n > 0, "{schema}: the predicate allows nothing here");
+}
+
+fn closed(o: &Obj, keys: &[&str]) -> bool {
+    o.iter().all(|(k, _)| keys.contains(k))
+}
+
+#[test]
+fn not_additional_properties() {
+    // some key outside {a}, or a's value not an integer
+    check(
+        json!({"type": "object", "not": {"properties": {"a": {"type": "integer"}}, "additionalProperties": false}}),
+        |o| !(closed(o, &["a"]) && o.iter().all(|(_, v)| is_int(*v))),
+    );
+    // some key outside {a} and not starting with x, with a string value
+    check(
+        json!({"type": "object", "not": {"properties": {"a": {}}, "patternProperties": {"^x": {}}, "additionalProperties": {"type": "integer"}}}),
+        |o| o.iter().any(|(k, v)| *k != "a" && !k.starts_with('x') && !is_int(*v)),
+    );
+}
+
+#[test]
+fn not_pattern_properties() {
+    check(
+        json!({"type": "object", "not": {"patternProperties": {"^x": {"type": "integer"}}}}),
+        |o| o.iter().any(|(k, v)| k.starts_with('x') && !is_int(*v)),
+    );
+    // keys containing "a" (search semantics) with integers: at least one
+    check(
+        json!({"type": "object", "not": {"patternProperties": {"a": {"not": {"type": "integer"}}}}}),
+        |o| o.iter().any(|(k, v)| k.contains('a') && is_int(*v)),
+    );
+}
+
+#[test]
+fn not_property_names() {
+    check(json!({"type": "object", "not": {"propertyNames": {"maxLength": 1}}}), |o| {
+        o.iter().any(|(k, _)| k.len() > 1)
+    });
+    // double complement: the keyword itself
+    check(json!({"type": "object", "not": {"not": {"propertyNames": {"maxLength": 1}}}}), |o| {
+        o.iter().all(|(k, _)| k.len() <= 1)
+    });
+}
+
+#[test]
+fn one_of_closed_objects() {
+    let ab = |o: &Obj| closed(o, &["a", "b"]);
+    let ac = |o: &Obj| closed(o, &["a", "c"]);
+    check(
+        json!({"oneOf": [
+            {"type": "object", "properties": {"a": {}, "b": {}}, "additionalProperties": false},
+            {"type": "object", "properties": {"a": {}, "c": {}}, "additionalProperties": false}
+        ]}),
+        move |o| ab(o) != ac(o),
+    );
+    // three branches: patterns, a required string, short names
+    let p1 = |o: &Obj| !o.is_empty() && o.iter().all(|(k, v)| k.starts_with('x') && is_int(*v));
+    let p2 = |o: &Obj| o.len() == 1 && o[0].0 == "a" && !is_int(o[0].1);
+    let p3 = |o: &Obj| o.iter().all(|(k, _)| k.len() <= 1);
+    check(
+        json!({"type": "object", "oneOf": [
+            {"patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": false, "minProperties": 1},
+            {"properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false},
+            {"propertyNames": {"maxLength": 1}}
+        ]}),
+        move |o| [p1(o), p2(o), p3(o)].iter().filter(|x| **x).count() == 1,
+    );
+}
+
+#[test]
+fn complements_meet_in_all_of() {
+    check(
+        json!({"type": "object", "allOf": [
+            {"not": {"properties": {"a": {}, "b": {}}, "additionalProperties": false}},
+            {"not": {"patternProperties": {"^x": {"type": "string"}}}}
+        ]}),
+        |o| !closed(o, &["a", "b"]) && o.iter().any(|(k, v)| k.starts_with('x') && is_int(*v)),
+    );
+}
+
+#[test]
+fn too_many_required_members_is_a_limit() {
+    let nots: Vec<Value> = (0..5)
+        .map(|i| json!({"not": {"patternProperties": {format!("^{i}"): {"type": "integer"}}}}))
+        .collect();
+    let e = Checker::new(&json!({"type": "object", "allOf": nots})).err().expect("a limit");
+    assert!(e.to_string().contains("more than 4 members"), "{e}");
+}
