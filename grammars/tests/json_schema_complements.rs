@@ -178,3 +178,93 @@ fn too_many_required_members_is_a_limit() {
     let e = Checker::new(&json!({"type": "object", "allOf": nots})).err().expect("a limit");
     assert!(e.to_string().contains("more than 4 members"), "{e}");
 }
+
+// `unevaluatedProperties` beside applicators: which keys are evaluated depends on the
+// branches that hold (checked over the same universe).
+
+#[test]
+fn unevaluated_properties_beside_any_of() {
+    // a evaluated when branch 1 holds (a is an integer), b when branch 2 holds (b present)
+    let b1 = |o: &Obj| o.iter().all(|(k, v)| *k != "a" || is_int(*v));
+    let b2 = |o: &Obj| o.iter().any(|(k, _)| *k == "b");
+    check(
+        json!({"type": "object", "anyOf": [
+            {"properties": {"a": {"type": "integer"}}},
+            {"properties": {"b": {}}, "required": ["b"]}
+        ], "unevaluatedProperties": false}),
+        move |o| {
+            (b1(o) || b2(o)) && o.iter().all(|(k, _)| (*k == "a" && b1(o)) || (*k == "b" && b2(o)))
+        },
+    );
+}
+
+#[test]
+fn unevaluated_properties_beside_if_then_else() {
+    // if a is there: then evaluates b; else evaluates strings starting with x
+    let has_a = |o: &Obj| o.iter().any(|(k, _)| *k == "a");
+    check(
+        json!({"type": "object",
+            "if": {"properties": {"a": {}}, "required": ["a"]},
+            "then": {"properties": {"b": {"type": "integer"}}},
+            "else": {"patternProperties": {"^x": {"type": "string"}}},
+            "unevaluatedProperties": false}),
+        move |o| {
+            if has_a(o) {
+                o.iter().all(|(k, v)| *k == "a" || (*k == "b" && is_int(*v)))
+            } else {
+                o.iter().all(|(k, v)| k.starts_with('x') && !is_int(*v))
+            }
+        },
+    );
+}
+
+#[test]
+fn unevaluated_properties_beside_dependent_schemas() {
+    let has = |o: &Obj, key: &str| o.iter().any(|(k, _)| *k == key);
+    check(
+        json!({"type": "object", "properties": {"a": {}},
+            "dependentSchemas": {"a": {"properties": {"b": {"type": "integer"}}}},
+            "unevaluatedProperties": {"type": "string"}}),
+        move |o| {
+            o.iter().all(|(k, v)| match *k {
+                "a" => true,
+                "b" if has(o, "a") => is_int(*v),
+                _ => !is_int(*v),
+            })
+        },
+    );
+}
+
+#[test]
+fn unevaluated_items_beside_applicators() {
+    let c = Checker::new(
+        &json!({"allOf": [{"prefixItems": [{}, {}]}], "unevaluatedItems": {"type": "integer"}}),
+    )
+    .unwrap();
+    for (t, want) in
+        [("[]", true), ("[\"x\",\"y\",3]", true), ("[1,2,\"x\"]", false), ("[\"x\"]", true)]
+    {
+        assert_eq!(c.accepts(t), want, "{t}");
+    }
+    // anyOf: the longest prefix of the branches that hold
+    let c = Checker::new(&json!({"anyOf": [
+        {"prefixItems": [{"type": "string"}]},
+        {"prefixItems": [{}, {}, {"type": "integer"}]}
+    ], "unevaluatedItems": false}))
+    .unwrap();
+    for (t, want) in [
+        ("[\"a\"]", true),
+        ("[1]", true),
+        ("[1,2,3]", true),
+        ("[\"a\",2]", true),
+        ("[1,2,3,4]", false),
+        ("[1,2,\"x\"]", false),
+        ("[\"a\",2,\"x\"]", false),
+    ] {
+        assert_eq!(c.accepts(t), want, "{t}");
+    }
+    let e = Checker::new(&json!({"contains": {"type": "string"}, "unevaluatedItems": false}))
+        .err()
+        .expect("an error");
+    assert!(e.to_string().contains("contains"), "{e}");
+}

@@ -45,7 +45,10 @@
 //! complement of an object keyword is "some member violates it", emitted as a state bit of
 //! the object's member loop), `if`/`then`/`else`, `$ref` (local: JSON pointers, `$defs`,
 //! `definitions`, `$id`, `$anchor`; recursion becomes grammar recursion),
-//! `unevaluatedProperties`/`unevaluatedItems` without applicators, boolean schemas.
+//! `unevaluatedProperties`/`unevaluatedItems` (beside applicators: the schema split into
+//! cases by which `anyOf`/`oneOf` branches, `if` and `dependentSchemas` keys hold, each with
+//! the keys or items it evaluated; not beside `contains` for items, nor `$dynamicRef`),
+//! boolean schemas.
 //! Keywords newer than the declared `$schema` draft (`contains`, `propertyNames` before
 //! draft 6, `if` before 7, `dependent*`/`*Contains`/`unevaluated*` before 2019-09,
 //! `prefixItems` before 2020-12) are not keywords there and are ignored, as a validator of

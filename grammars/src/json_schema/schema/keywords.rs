@@ -372,10 +372,10 @@ impl Ctx<'_> {
                         continue;
                     }
                     if has_applicators || m.contains_key("additionalProperties") {
-                        return Err(unsupported(
-                            kw,
-                            "only supported without applicators and additionalProperties",
-                        ));
+                        // which keys are evaluated depends on the branches that hold
+                        let u = self.at(sub(kw));
+                        applied.push((ki, self.unevaluated_properties(loc, u)?));
+                        continue;
                     }
                     has_obj = true;
                     clause.additional = self.at(sub(kw));
@@ -390,10 +390,10 @@ impl Ctx<'_> {
                         || m.contains_key("contains")
                         || m.contains_key("additionalItems")
                     {
-                        return Err(unsupported(
-                            kw,
-                            "only supported without applicators, items and contains",
-                        ));
+                        // which items are evaluated depends on the branches that hold
+                        let u = self.at(sub(kw));
+                        applied.push((ki, self.unevaluated_items(loc, u)?));
+                        continue;
                     }
                     has_arr = true;
                     arr.items = self.at(sub(kw));

@@ -16,6 +16,7 @@ mod keywords;
 mod node;
 mod one_of;
 mod rx;
+mod unevaluated;
 
 pub(crate) use ctx::Ctx;
 pub(crate) use node::{json_eq, Arr, Exists, Exp, KeyLang, Node, Obj, SExpr};
