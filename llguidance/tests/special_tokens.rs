@@ -79,3 +79,84 @@ fn text_regexes_and_json_strings_never_allow_unnamed_special_tokens() {
         assert!(m.compute_mask().unwrap().contains(id), "{file}: <[id]>");
     }
 }
+
+/// Ids of `s` spelled as ordinary tokens: each piece tokenized on its own.
+fn spelled(f: &ParserFactory, pieces: &[&str]) -> Vec<llguidance::TokenId> {
+    pieces.iter().flat_map(|p| f.tokenizer().tokenize(p).unwrap()).collect()
+}
+
+/// Whether the matcher takes `toks` and then allows EOS.
+fn takes(f: &ParserFactory, src: &GrammarSource, toks: &[llguidance::TokenId]) -> bool {
+    let mut m = f.create_matcher(src).unwrap_or_else(|e| panic!("{src:?}: {e}"));
+    for &t in toks {
+        if !m.compute_mask().unwrap().contains(t) || m.consume_token(t).is_err() {
+            return false;
+        }
+    }
+    let eos = f.tokenizer().vocab().eos_tokens()[0];
+    m.compute_mask().unwrap().contains(eos)
+}
+
+#[test]
+#[ignore = "needs ../shared/tokenizers (or LLG_SHARED); .ci/run runs it with --ignored when ../shared is there"]
+fn tag_delimiters_are_taken_as_the_token_and_as_its_text() {
+    // vllm-project/vllm#55152: a tool parser sees a delimiter either way, so the grammar
+    // must take both: the vocabulary's one token for it, and its text in ordinary tokens.
+    for (file, begin, end, begin_pieces, end_pieces) in [
+        (
+            "qwen3.tokenizer.json",
+            "<tool_call>",
+            "</tool_call>",
+            &["<", "tool", "_call", ">"][..],
+            &["</", "tool", "_call", ">"][..],
+        ),
+        (
+            "llama3.tokenizer.json",
+            "<|start_header_id|>",
+            "<|end_header_id|>",
+            &["<|", "start", "_header", "_id", "|>"][..],
+            &["<|", "end", "_header", "_id", "|>"][..],
+        ),
+        (
+            "tekken_240718.json",
+            "[TOOL_RESULTS]",
+            "[/TOOL_RESULTS]",
+            &["[", "TOOL", "_RESULTS", "]"][..],
+            &["[/", "TOOL", "_RESULTS", "]"][..],
+        ),
+    ] {
+        let f = tokenizer(file);
+        // the vocabulary's one token: a special token by name, or an added ordinary one
+        let one = |s: &str| match f.tokenizer().vocab().special_token(s) {
+            Some(id) => id,
+            None => {
+                let ids = f.tokenizer().tokenize(s).unwrap();
+                assert_eq!(ids.len(), 1, "{file}: {s} is one token ({ids:?})");
+                ids[0]
+            }
+        };
+        let (b, e) = (one(begin), one(end));
+        let st = format!(
+            r#"{{"type": "structural_tag", "format": {{"type": "triggered_tags", "triggers": ["{begin}"],
+               "tags": [{{"begin": "{begin}", "content": {{"type": "json_schema",
+               "json_schema": {{"type": "object", "properties": {{"n": {{"const": 1}}}}, "required": ["n"]}}}},
+               "end": "{end}"}}]}}}}"#
+        );
+        let src = GrammarSource::StructuralTag(st);
+        let body = f.tokenizer().tokenize("{\"n\": 1}").unwrap();
+        let text = f.tokenizer().tokenize("Hi ").unwrap();
+        let run = |bt: &[llguidance::TokenId], et: &[llguidance::TokenId]| {
+            let toks: Vec<_> = text.iter().chain(bt).chain(&body).chain(et).copied().collect();
+            takes(&f, &src, &toks)
+        };
+        let (bs, es) = (spelled(&f, begin_pieces), spelled(&f, end_pieces));
+        assert!(bs.len() > 1 && es.len() > 1, "{file}: the spellings are several tokens");
+        assert!(!bs.contains(&b) && !es.contains(&e), "{file}: spelled without the token");
+        assert!(run(&[b], &[e]), "{file}: {begin} … {end} as tokens");
+        assert!(run(&bs, &es), "{file}: {begin} … {end} as text");
+        assert!(run(&[b], &es), "{file}: token begin, text end");
+        assert!(run(&bs, &[e]), "{file}: text begin, token end");
+        // and nothing else: a broken delimiter is refused
+        assert!(!run(&bs[..bs.len() - 1], &[e]), "{file}: a partial begin");
+    }
+}
