@@ -1,8 +1,10 @@
 //! bounds: the bounds corpus (`llguidance/benches/common/bounds_cases.rs`, issue 43) through
-//! ours and LLGuidance 1.9.1 side by side, the same token ids (llama3, tokenized by the
-//! reference's tokenizer): per engine the compile time, mask p50 / p99 and the slope of mask
-//! time against position from token 100 (µs per 1,000 tokens), and the outcome. One process,
-//! the engines alternated per case.
+//! ours, LLGuidance 1.9.1 and xgrammar-rs 0.2.8 (the Rust port of XGrammar 0.2.8) side by
+//! side, the same token ids (llama3, tokenized by the reference's tokenizer): per engine the
+//! compile time, mask p50 / p99 and the slope of mask time against position from token 100
+//! (µs per 1,000 tokens), and the outcome. One process, the engines in turn per case;
+//! xgrammar-rs compiles on a thread given 60 s (past it: "compile > 60 s", the thread left
+//! behind) and replays for at most 60 s.
 //!
 //! Run: `cd peer-bench && CARGO_TARGET_DIR=../target-peer cargo run --release --bin bounds`
 //! (needs ../shared).
@@ -80,6 +82,53 @@ fn run_ref(f: &ref_llg::ParserFactory, c: &bounds_cases::Case, toks: &[u32]) -> 
     (compile, times, "accepted".into())
 }
 
+/// xgrammar-rs: `compile_json_schema(any_whitespace, strict_mode)` or `compile_lark`, then
+/// `fill_next_token_bitmask` + `accept_token` per token.
+fn run_xgr(
+    comp: &std::sync::Arc<xgrammar::GrammarCompiler>,
+    words: usize,
+    c: &bounds_cases::Case,
+    toks: &[u32],
+) -> Run {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (comp2, kind, g) = (comp.clone(), c.kind, c.grammar.clone());
+    let t0 = Instant::now();
+    std::thread::spawn(move || {
+        let r = match kind {
+            "json" => comp2.compile_json_schema(&g, true, None, None, true, None),
+            _ => comp2.compile_lark(&g, &[]),
+        };
+        let _ = tx.send(r.map_err(|e| e.to_string()));
+    });
+    let limit = std::time::Duration::from_secs(60);
+    let cg = match rx.recv_timeout(limit) {
+        Ok(Ok(cg)) => cg,
+        Ok(Err(e)) => return (t0.elapsed().as_secs_f64() * 1e3, vec![], format!("error: {e}")),
+        Err(_) => return (60_000.0, vec![], "compile > 60 s".into()),
+    };
+    let compile = t0.elapsed().as_secs_f64() * 1e3;
+    let mut m = xgrammar::GrammarMatcher::from_compiled_grammar(&cg, false);
+    let mut bm = vec![0i32; words];
+    let shape = [1i64, words as i64];
+    let mut times = Vec::with_capacity(toks.len());
+    let start = Instant::now();
+    for (i, &t) in toks.iter().enumerate() {
+        if start.elapsed() > limit {
+            return (compile, times, format!("replay > 60 s at token {i}"));
+        }
+        let t1 = Instant::now();
+        let ok = m.fill_next_token_bitmask(&mut bm, &shape, 0).is_ok();
+        times.push(t1.elapsed().as_secs_f64() * 1e6);
+        if !ok || (bm[t as usize / 32] >> (t % 32)) & 1 == 0 {
+            return (compile, times, format!("rejected at token {i}"));
+        }
+        if !m.accept_token(t as i32) {
+            return (compile, times, format!("rejected at token {i}"));
+        }
+    }
+    (compile, times, "accepted".into())
+}
+
 fn main() {
     let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let tok = manifest.join("../../shared/tokenizers/llama3.tokenizer.json");
@@ -88,8 +137,14 @@ fn main() {
     let env: TokEnv = bt.into_tok_env(None).expect("TokEnv");
     let mut rf = ref_llg::ParserFactory::new_simple(&env).expect("ref factory");
     rf.quiet();
+    let hf = tokenizers::Tokenizer::from_file(&tok).expect("HF tokenizer");
+    let vocab = of.tokenizer().vocab().len();
+    let eos = of.tokenizer().vocab().eos_tokens()[0].0 as i32;
+    let info = xgrammar::TokenizerInfo::from_huggingface(&hf, Some(vocab), Some(&[eos]))
+        .expect("xgrammar-rs TokenizerInfo");
+    let xc = std::sync::Arc::new(xgrammar::GrammarCompiler::new(info, 1, false, -1));
     println!(
-        "{:<36} {:>7} | {:>10} {:>8} {:>9} {:>8} | {:>10} {:>8} {:>9} {:>8} | outcomes",
+        "{:<36} {:>7} | {:>10} {:>8} {:>9} {:>8} | {:>10} {:>8} {:>9} {:>8} | {:>10} {:>8} {:>9} {:>8} | outcomes",
         "case",
         "tokens",
         "ours ms",
@@ -99,16 +154,22 @@ fn main() {
         "LLG ms",
         "p50 µs",
         "p99 µs",
+        "slope",
+        "xgr-rs ms",
+        "p50 µs",
+        "p99 µs",
         "slope"
     );
     for c in bounds_cases::cases() {
         let toks = env.tokenize(&c.instance);
         let (oc, ot, oo) = run_ours(&of, &c, &toks);
         let (rc, rt, ro) = run_ref(&rf, &c, &toks);
+        let (xc_ms, xt, xo) = run_xgr(&xc, vocab.div_ceil(32), &c, &toks);
         let (o50, o99, os) = bounds_cases::stats(&ot);
         let (r50, r99, rs) = bounds_cases::stats(&rt);
+        let (x50, x99, xs) = bounds_cases::stats(&xt);
         println!(
-            "{:<36} {:>7} | {oc:>10.1} {o50:>8.1} {o99:>9.1} {os:>8} | {rc:>10.1} {r50:>8.1} {r99:>9.1} {rs:>8} | {oo} / {ro}",
+            "{:<36} {:>7} | {oc:>10.1} {o50:>8.1} {o99:>9.1} {os:>8} | {rc:>10.1} {r50:>8.1} {r99:>9.1} {rs:>8} | {xc_ms:>10.1} {x50:>8.1} {x99:>9.1} {xs:>8} | {oo} / {ro} / {xo}",
             c.name,
             toks.len()
         );
