@@ -33,19 +33,19 @@ use std::time::{Duration, Instant};
 use llguidance as ours;
 use ref_llg::toktrie::TokEnv;
 
-#[path = "../counting.rs"]
-mod counting;
-#[path = "../ref_engine.rs"]
-#[allow(dead_code)]
-mod ref_engine;
 #[path = "../agreement.rs"]
 #[allow(dead_code)]
 mod agreement;
+#[path = "../counting.rs"]
+mod counting;
 #[path = "../instance.rs"]
 mod instance;
 #[path = "../outcome.rs"]
 #[allow(dead_code)]
 mod outcome;
+#[path = "../ref_engine.rs"]
+#[allow(dead_code)]
+mod ref_engine;
 #[path = "../stats.rs"]
 #[allow(dead_code)]
 mod stats;
@@ -137,7 +137,11 @@ impl XgrWorker {
         self.restarts += 1;
     }
 
-    fn compile(&mut self, schema: &str, timeout: Duration) -> Result<(f64, String), (String, bool)> {
+    fn compile(
+        &mut self,
+        schema: &str,
+        timeout: Duration,
+    ) -> Result<(f64, String), (String, bool)> {
         use std::io::Write;
         if self.child.is_none() {
             self.start();
@@ -150,10 +154,14 @@ impl XgrWorker {
         }
         match rx.recv_timeout(timeout) {
             Ok(reply) => {
-                let v: serde_json::Value = serde_json::from_str(&reply).map_err(|e| (e.to_string(), false))?;
+                let v: serde_json::Value =
+                    serde_json::from_str(&reply).map_err(|e| (e.to_string(), false))?;
                 match (v.get("s").and_then(|s| s.as_f64()), v.get("cg").and_then(|c| c.as_str())) {
                     (Some(s), Some(cg)) => Ok((s, cg.to_string())),
-                    _ => Err((v.get("err").and_then(|e| e.as_str()).unwrap_or("?").to_string(), false)),
+                    _ => Err((
+                        v.get("err").and_then(|e| e.as_str()).unwrap_or("?").to_string(),
+                        false,
+                    )),
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
@@ -252,7 +260,10 @@ impl Engines {
                     }
                     let s = Instant::now();
                     let ok = match m.compute_mask() {
-                        Ok(mask) => mask.contains(ours::TokenId(t)) && m.consume_token(ours::TokenId(t)).is_ok(),
+                        Ok(mask) => {
+                            mask.contains(ours::TokenId(t))
+                                && m.consume_token(ours::TokenId(t)).is_ok()
+                        }
                         Err(_) => false,
                     };
                     times.push(s.elapsed().as_secs_f64() * 1e6);
@@ -371,7 +382,8 @@ fn main() {
     let our_f = ours::ParserFactory::from_tokenizer_name(&tp).expect("our factory");
     let vocab = our_f.tokenizer().vocab().len();
     let eos = our_f.tokenizer().vocab().eos_tokens()[0].0;
-    let bt = toktrie_hf_tokenizers::ByteTokenizer::from_file(&tok_path).expect("LLGuidance tokenizer");
+    let bt =
+        toktrie_hf_tokenizers::ByteTokenizer::from_file(&tok_path).expect("LLGuidance tokenizer");
     let hf_env = bt.into_tok_env(None).expect("LLGuidance TokEnv");
     let env: TokEnv = Arc::new(NoForceEnv(hf_env.clone()));
     let mut llg_f = ref_llg::ParserFactory::new_simple(&env).expect("LLGuidance factory");
@@ -388,7 +400,11 @@ fn main() {
         eos,
         words: vocab.div_ceil(32),
         timeout: Duration::from_secs_f64(timeout_s),
-        xgr: XgrWorker { args: vec![tp.clone(), vocab.to_string(), eos.to_string()], child: None, restarts: 0 },
+        xgr: XgrWorker {
+            args: vec![tp.clone(), vocab.to_string(), eos.to_string()],
+            child: None,
+            restarts: 0,
+        },
     };
     println!(
         "# {} schemas (every {every}th), tokenizer {tp}: vocab {vocab}, EOS {eos}; ours, LLGuidance 1.9.1, xgrammar-rs {} (compile timeout {timeout_s} s)",
@@ -402,14 +418,17 @@ fn main() {
     let start = Instant::now();
     for (fi, path) in files.iter().enumerate() {
         let file = path.file_name().unwrap().to_string_lossy().to_string();
-        let Some(doc) = std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        let Some(doc) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         else {
             eprintln!("{file}: not JSON");
             continue;
         };
         let schema = doc.get("schema").cloned().unwrap_or(serde_json::Value::Null).to_string();
         let tests = doc.get("tests").and_then(|t| t.as_array()).cloned().unwrap_or_default();
-        let insts: Vec<Instance> = instance::load_instances(&file, &tests, &en.ours, &hf_env, &mut tok);
+        let insts: Vec<Instance> =
+            instance::load_instances(&file, &tests, &en.ours, &hf_env, &mut tok);
         let mut runs: [Run; 3] = Default::default();
         for k in 0..3 {
             let e = (fi + k) % 3;
@@ -458,7 +477,11 @@ fn tests_of(files: &[PathBuf]) -> Vec<Vec<bool>> {
                 .unwrap_or(serde_json::Value::Null);
             doc.get("tests")
                 .and_then(|t| t.as_array())
-                .map(|t| t.iter().map(|x| x.get("valid").and_then(|v| v.as_bool()).unwrap_or(true)).collect())
+                .map(|t| {
+                    t.iter()
+                        .map(|x| x.get("valid").and_then(|v| v.as_bool()).unwrap_or(true))
+                        .collect()
+                })
                 .unwrap_or_default()
         })
         .collect()
@@ -474,13 +497,26 @@ fn row(name: &str, s: &Stats) -> String {
 fn report(all: &[(String, [Run; 3])], _files: &[PathBuf], valid: &[Vec<bool>], tok: &TokCheck) {
     println!("# tokenizations checked {}, LLGuidance's differing {}", tok.checked, tok.mismatch);
     // Outcomes.
-    println!("\n{:<14}{:>9}{:>9}{:>9}{:>16}{:>18}{:>14}", "engine", "compiled", "errors", "timeouts", "valid rejected", "invalid accepted", "replay limit");
+    println!(
+        "\n{:<14}{:>9}{:>9}{:>9}{:>16}{:>18}{:>14}",
+        "engine",
+        "compiled",
+        "errors",
+        "timeouts",
+        "valid rejected",
+        "invalid accepted",
+        "replay limit"
+    );
     for e in 0..3 {
         let (mut c, mut err, mut to, mut vr, mut ia, mut lim) = (0, 0, 0, 0, 0, 0);
         for (fi, (_, runs)) in all.iter().enumerate() {
             let r = &runs[e];
             if r.ttfm_us.is_none() {
-                if r.timeout { to += 1 } else { err += 1 }
+                if r.timeout {
+                    to += 1
+                } else {
+                    err += 1
+                }
                 continue;
             }
             c += 1;
@@ -497,16 +533,23 @@ fn report(all: &[(String, [Run; 3])], _files: &[PathBuf], valid: &[Vec<bool>], t
         println!("{:<14}{c:>9}{err:>9}{to:>9}{vr:>16}{ia:>18}{lim:>14}", ENGINES[e]);
     }
     // TTFM over schemas all three compiled.
-    let both: Vec<&[Run; 3]> = all.iter().map(|(_, r)| r).filter(|r| r.iter().all(|x| x.ttfm_us.is_some())).collect();
+    let both: Vec<&[Run; 3]> =
+        all.iter().map(|(_, r)| r).filter(|r| r.iter().all(|x| x.ttfm_us.is_some())).collect();
     println!("\nTTFM (µs), {} schemas all three compiled", both.len());
-    println!("{:<24}{:>9}{:>10}{:>10}{:>10}{:>10}{:>10}", "", "n", "mean", "p50", "p99", "p99.9", "max");
-    let ttfm: Vec<Stats> = (0..3).map(|e| stats(both.iter().map(|r| r[e].ttfm_us.unwrap()).collect())).collect();
+    println!(
+        "{:<24}{:>9}{:>10}{:>10}{:>10}{:>10}{:>10}",
+        "", "n", "mean", "p50", "p99", "p99.9", "max"
+    );
+    let ttfm: Vec<Stats> =
+        (0..3).map(|e| stats(both.iter().map(|r| r[e].ttfm_us.unwrap()).collect())).collect();
     for e in 0..3 {
         println!("{}", row(ENGINES[e], &ttfm[e]));
     }
     ratios(&ttfm);
     // TBM over valid instances all three accepted.
-    for (title, sel) in [("all instances", 0u8), ("first instance of each schema", 1), ("later instances", 2)] {
+    for (title, sel) in
+        [("all instances", 0u8), ("first instance of each schema", 1), ("later instances", 2)]
+    {
         let mut v: [Vec<f64>; 3] = Default::default();
         let mut n_inst = 0;
         for r in &both {
@@ -515,8 +558,12 @@ fn report(all: &[(String, [Run; 3])], _files: &[PathBuf], valid: &[Vec<bool>], t
                 if (sel == 1 && i != 0) || (sel == 2 && i == 0) {
                     continue;
                 }
-                let reps: Vec<&(Vec<f64>, bool)> = r.iter().filter_map(|x| x.replays[i].as_ref()).collect();
-                if reps.len() == 3 && reps.iter().all(|x| x.1) && reps.iter().all(|x| x.0.len() == reps[0].0.len()) {
+                let reps: Vec<&(Vec<f64>, bool)> =
+                    r.iter().filter_map(|x| x.replays[i].as_ref()).collect();
+                if reps.len() == 3
+                    && reps.iter().all(|x| x.1)
+                    && reps.iter().all(|x| x.0.len() == reps[0].0.len())
+                {
                     n_inst += 1;
                     for e in 0..3 {
                         v[e].extend(reps[e].0.iter().copied());
@@ -525,7 +572,10 @@ fn report(all: &[(String, [Run; 3])], _files: &[PathBuf], valid: &[Vec<bool>], t
             }
         }
         println!("\nTBM (µs, mask + consume per token), {title}: {n_inst} valid instances all three accepted");
-        println!("{:<24}{:>9}{:>10}{:>10}{:>10}{:>10}{:>10}", "", "n", "mean", "p50", "p99", "p99.9", "max");
+        println!(
+            "{:<24}{:>9}{:>10}{:>10}{:>10}{:>10}{:>10}",
+            "", "n", "mean", "p50", "p99", "p99.9", "max"
+        );
         let s: Vec<Stats> = v.into_iter().map(stats).collect();
         for e in 0..3 {
             println!("{}", row(ENGINES[e], &s[e]));
@@ -533,8 +583,13 @@ fn report(all: &[(String, [Run; 3])], _files: &[PathBuf], valid: &[Vec<bool>], t
         ratios(&s);
     }
     // Memory.
-    println!("\nMemory added by compile + first matcher + first mask (KiB), schemas all three compiled");
-    println!("{:<24}{:>9}{:>10}{:>10}{:>10}{:>10}{:>10}", "", "n", "mean", "p50", "p99", "p99.9", "max");
+    println!(
+        "\nMemory added by compile + first matcher + first mask (KiB), schemas all three compiled"
+    );
+    println!(
+        "{:<24}{:>9}{:>10}{:>10}{:>10}{:>10}{:>10}",
+        "", "n", "mean", "p50", "p99", "p99.9", "max"
+    );
     for e in 0..3 {
         let s = stats(both.iter().map(|r| r[e].mem_bytes as f64 / 1024.0).collect());
         println!("{}", row(ENGINES[e], &s));
@@ -544,14 +599,27 @@ fn report(all: &[(String, [Run; 3])], _files: &[PathBuf], valid: &[Vec<bool>], t
         let mut errs: Vec<String> = all
             .iter()
             .filter(|(_, r)| r[e].ttfm_us.is_none() && r[0].ttfm_us.is_some())
-            .map(|(f, r)| format!("  {f}: {}", r[e].error.as_deref().unwrap_or("").chars().take(120).collect::<String>()))
+            .map(|(f, r)| {
+                format!(
+                    "  {f}: {}",
+                    r[e].error.as_deref().unwrap_or("").chars().take(120).collect::<String>()
+                )
+            })
             .collect();
         let n = errs.len();
         errs.truncate(5);
         println!("\n{} fails where ours compiles: {n}\n{}", ENGINES[e], errs.join("\n"));
     }
-    let ours_only: Vec<&String> = all.iter().filter(|(_, r)| r[0].ttfm_us.is_none() && r[1..].iter().any(|x| x.ttfm_us.is_some())).map(|(f, _)| f).collect();
-    println!("\nours fails where a peer compiles: {} {:?}", ours_only.len(), ours_only.iter().take(8).collect::<Vec<_>>());
+    let ours_only: Vec<&String> = all
+        .iter()
+        .filter(|(_, r)| r[0].ttfm_us.is_none() && r[1..].iter().any(|x| x.ttfm_us.is_some()))
+        .map(|(f, _)| f)
+        .collect();
+    println!(
+        "\nours fails where a peer compiles: {} {:?}",
+        ours_only.len(),
+        ours_only.iter().take(8).collect::<Vec<_>>()
+    );
 }
 
 fn ratios(s: &[Stats]) {
