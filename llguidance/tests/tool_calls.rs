@@ -361,3 +361,51 @@ fn json_only_inside_a_fence() {
     );
     assert!(!accepts(&f, &tag, "```json\n{\"n\": 3}"), "an unclosed fence");
 }
+
+/// XGrammar 0.2.8's `max_tokens` on `any_text`: the text in at most that many tokens (one
+/// byte a token here), counted exactly, with the excludes still applied; before a tag's end
+/// it is refused with an error (never ignored).
+#[test]
+fn any_text_max_tokens_counts_tokens() {
+    let f = ParserFactory::from_tokenizer_name("bytes").unwrap();
+    let st = |max: u32| {
+        json!({"type": "structural_tag", "format": {"type": "sequence", "elements": [
+            {"type": "const_string", "value": "A:"},
+            {"type": "any_text", "max_tokens": max, "excludes": ["zz"]}]}})
+    };
+    let src = |max: u32| GrammarSource::StructuralTag(st(max).to_string());
+    let takes = |max: u32, text: &str| -> bool {
+        let mut m = f.create_matcher(&src(max)).unwrap();
+        for b in text.bytes() {
+            let t = TokenId(b as u32);
+            if !m.compute_mask().unwrap().contains(t) || m.consume_token(t).is_err() {
+                return false;
+            }
+        }
+        m.is_accepting().unwrap()
+    };
+    assert!(takes(4, "A:abcd"));
+    assert!(takes(4, "A:ab"));
+    assert!(takes(4, "A:"));
+    assert!(!takes(4, "A:abcde"), "five tokens");
+    assert!(!takes(4, "A:azz"), "an exclude");
+    assert!(takes(0, "A:"));
+    assert!(!takes(0, "A:a"));
+    // At the budget nothing but the end: only EOS.
+    let mut m = f.create_matcher(&src(2)).unwrap();
+    m.consume_tokens(&[
+        TokenId(b'A' as u32),
+        TokenId(b':' as u32),
+        TokenId(b'x' as u32),
+        TokenId(b'y' as u32),
+    ])
+    .unwrap();
+    let eos = f.tokenizer().vocab().eos_tokens().to_vec();
+    let mask: Vec<TokenId> = m.compute_mask().unwrap().iter().collect();
+    assert_eq!(mask, eos);
+    let tagged = json!({"type": "structural_tag", "format": {"type": "tag", "begin": "<t>",
+        "content": {"type": "any_text", "max_tokens": 3}, "end": "</t>"}});
+    let e =
+        f.create_matcher(&GrammarSource::StructuralTag(tagged.to_string())).err().expect("refused");
+    assert!(e.to_string().contains("max_tokens"), "{e}");
+}

@@ -173,9 +173,32 @@ impl Builder {
                         err(ErrorKind::Value, "max_chars in any_text must be a non-negative 32-bit integer or null")
                     })? as u32),
                 };
-                match tail {
-                    Some(t) => then_delims(&bad, t, &[], max_chars),
-                    None => Expr::Lexeme(free_text(&bad, max_chars)),
+                // XGrammar 0.2.8's `max_tokens`: the text in at most that many tokens, a rule
+                // with a token budget (the text lexeme ends at the token boundary where the
+                // budget runs out). Before a tag's end the text and the end are one lexeme
+                // (so that the end ends the text), which a budget would cut mid-way: refused.
+                let max_tokens = match o.get("max_tokens") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(v.as_u64().filter(|&n| n <= i32::MAX as u64).ok_or_else(|| {
+                        err(ErrorKind::Value, "max_tokens in any_text must be a non-negative 32-bit integer or null")
+                    })? as usize),
+                };
+                match (tail, max_tokens) {
+                    (Some(_), Some(_)) => {
+                        return Err(err(
+                            ErrorKind::Unsupported,
+                            "any_text with max_tokens before a tag end is not supported (the \
+                             budget would cut the end off); use max_chars, or any_tokens with \
+                             max_tokens",
+                        ))
+                    }
+                    (Some(t), None) => then_delims(&bad, t, &[], max_chars),
+                    (None, Some(n)) => self.rule(
+                        "any_text",
+                        Expr::Lexeme(free_text(&bad, max_chars)),
+                        RuleAttrs { max_tokens: Some(n), ..RuleAttrs::default() },
+                    ),
+                    (None, None) => Expr::Lexeme(free_text(&bad, max_chars)),
                 }
             }
             "token" => {
