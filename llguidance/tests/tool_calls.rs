@@ -406,6 +406,6 @@ fn any_text_max_tokens_counts_tokens() {
     let tagged = json!({"type": "structural_tag", "format": {"type": "tag", "begin": "<t>",
         "content": {"type": "any_text", "max_tokens": 3}, "end": "</t>"}});
     let e =
-        f.create_matcher(&GrammarSource::StructuralTag(tagged.to_string())).err().expect("refused");
+        f.create_matcher(&GrammarSource::StructuralTag(tagged.to_string())).expect_err("refused");
     assert!(e.to_string().contains("max_tokens"), "{e}");
 }
