@@ -36,6 +36,9 @@ use ref_llg::toktrie::TokEnv;
 #[path = "../agreement.rs"]
 #[allow(dead_code)]
 mod agreement;
+#[path = "../args.rs"]
+#[allow(dead_code)]
+mod args;
 #[path = "../counting.rs"]
 mod counting;
 #[path = "../instance.rs"]
@@ -250,76 +253,68 @@ impl Engines {
 
     /// Replays `toks`; per-token times (µs) and whether the instance was accepted.
     fn replay(&self, c: &Compiled, toks: &[u32], deadline: Instant) -> Option<(Vec<f64>, bool)> {
-        let mut times = Vec::with_capacity(toks.len());
         match c {
             Compiled::Ours(m0) => {
                 let mut m = m0.deep_clone();
-                for &t in toks {
-                    if Instant::now() > deadline {
-                        return None;
-                    }
-                    let s = Instant::now();
-                    let ok = match m.compute_mask() {
-                        Ok(mask) => {
-                            mask.contains(ours::TokenId(t))
-                                && m.consume_token(ours::TokenId(t)).is_ok()
-                        }
-                        Err(_) => false,
-                    };
-                    times.push(s.elapsed().as_secs_f64() * 1e6);
-                    if !ok {
-                        return Some((times, false));
-                    }
-                }
-                let acc = m.compute_mask().is_ok_and(|mask| mask.contains(ours::TokenId(self.eos)));
-                Some((times, acc))
+                let (times, ok) = timed(toks, deadline, |t| {
+                    let t = ours::TokenId(t);
+                    m.compute_mask().is_ok_and(|mask| mask.contains(t))
+                        && m.consume_token(t).is_ok()
+                })?;
+                let eos = ours::TokenId(self.eos);
+                Some((times, ok && m.compute_mask().is_ok_and(|mask| mask.contains(eos))))
             }
             Compiled::Llg(m0) => {
                 let mut m = m0.deep_clone();
-                for &t in toks {
-                    if Instant::now() > deadline {
-                        return None;
-                    }
-                    let s = Instant::now();
-                    let ok = match m.compute_mask() {
-                        Ok(mask) => mask.is_allowed(t) && m.consume_token(t).is_ok(),
-                        Err(_) => false,
-                    };
-                    times.push(s.elapsed().as_secs_f64() * 1e6);
-                    if !ok {
-                        return Some((times, false));
-                    }
-                }
-                let acc = m
-                    .compute_mask_or_eos()
-                    .is_ok_and(|mask| self.llg_eos.iter().any(|&e| mask.is_allowed(e)));
+                let (times, ok) = timed(toks, deadline, |t| {
+                    m.compute_mask().is_ok_and(|mask| mask.is_allowed(t))
+                        && m.consume_token(t).is_ok()
+                })?;
+                let acc = ok
+                    && m.compute_mask_or_eos()
+                        .is_ok_and(|mask| self.llg_eos.iter().any(|&e| mask.is_allowed(e)));
                 Some((times, acc))
             }
             Compiled::Xgr(cg) => {
                 let mut m = xgrammar::GrammarMatcher::from_compiled_grammar(cg, false);
                 let mut bm = vec![0i32; self.words];
                 let shape = [1i64, self.words as i64];
-                for &t in toks {
-                    if Instant::now() > deadline {
-                        return None;
-                    }
-                    let s = Instant::now();
-                    let ok = m.fill_next_token_bitmask(&mut bm, &shape, 0).is_ok()
+                let mut allowed = |m: &mut xgrammar::GrammarMatcher, t: u32| {
+                    m.fill_next_token_bitmask(&mut bm, &shape, 0).is_ok()
                         && (bm[t as usize / 32] >> (t % 32)) & 1 == 1
-                        && m.accept_token(t as i32);
-                    times.push(s.elapsed().as_secs_f64() * 1e6);
-                    if !ok {
-                        return Some((times, false));
-                    }
-                }
-                let acc = m.fill_next_token_bitmask(&mut bm, &shape, 0).is_ok()
-                    && (bm[self.eos as usize / 32] >> (self.eos % 32)) & 1 == 1
+                };
+                let (times, ok) =
+                    timed(toks, deadline, |t| allowed(&mut m, t) && m.accept_token(t as i32))?;
+                let acc = ok
+                    && allowed(&mut m, self.eos)
                     && m.accept_token(self.eos as i32)
                     && m.is_terminated();
                 Some((times, acc))
             }
         }
     }
+}
+
+/// Times `step` (one mask and one consume) over `toks`: `None` past the deadline, else the
+/// per-token times (µs) and whether every step held (it stops at the first that does not).
+fn timed(
+    toks: &[u32],
+    deadline: Instant,
+    mut step: impl FnMut(u32) -> bool,
+) -> Option<(Vec<f64>, bool)> {
+    let mut times = Vec::with_capacity(toks.len());
+    for &t in toks {
+        if Instant::now() > deadline {
+            return None;
+        }
+        let s = Instant::now();
+        let ok = step(t);
+        times.push(s.elapsed().as_secs_f64() * 1e6);
+        if !ok {
+            return Some((times, false));
+        }
+    }
+    Some((times, true))
 }
 
 fn usage() -> ! {
@@ -362,20 +357,7 @@ fn main() {
         eprintln!("needs ../shared: the tokenizer or the MaskBench folder is missing");
         std::process::exit(2);
     }
-    let mut files: Vec<PathBuf> = Vec::new();
-    for p in &inputs {
-        if p.is_dir() {
-            let mut v: Vec<PathBuf> = std::fs::read_dir(p)
-                .expect("read dir")
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "json"))
-                .collect();
-            v.sort();
-            files.extend(v);
-        } else {
-            files.push(p.clone());
-        }
-    }
+    let files = args::collect_files(&inputs);
     let files: Vec<PathBuf> = files.into_iter().step_by(every).take(limit).collect();
 
     let tp = tok_path.display().to_string();
