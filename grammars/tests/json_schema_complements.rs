@@ -268,3 +268,38 @@ fn unevaluated_items_beside_applicators() {
         .expect("an error");
     assert!(e.to_string().contains("contains"), "{e}");
 }
+
+/// Every array of up to 4 items from {1, "s"}, against `pred`.
+fn check_arrays(schema: Value, pred: impl Fn(&[bool]) -> bool) {
+    let c = Checker::new(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
+    let mut arrays: Vec<Vec<bool>> = vec![vec![]];
+    for len in 1..=4 {
+        for bits in 0..(1u32 << len) {
+            arrays.push((0..len).map(|i| bits & (1 << i) != 0).collect());
+        }
+    }
+    for a in arrays {
+        // true: an integer, false: a string
+        let items: Vec<&str> = a.iter().map(|&i| if i { "1" } else { "\"s\"" }).collect();
+        let text = format!("[{}]", items.join(","));
+        assert_eq!(c.accepts(&text), pred(&a), "{schema}: {text}");
+    }
+}
+
+#[test]
+fn not_items_after_prefix_items() {
+    // some item after the first is not an integer, or the first is not a string
+    check_arrays(
+        json!({"type": "array", "not": {"prefixItems": [{"type": "string"}], "items": {"type": "integer"}}}),
+        |a| !(a.first().is_none_or(|&i| !i) && a.iter().skip(1).all(|&i| i)),
+    );
+    // after two: some string at index >= 2, beside a `contains` counted from 0
+    check_arrays(
+        json!({"type": "array", "contains": {"type": "string"}, "maxContains": 2,
+            "not": {"prefixItems": [{}, {}], "items": {"type": "integer"}}}),
+        |a| {
+            let strings = a.iter().filter(|&&i| !i).count();
+            (1..=2).contains(&strings) && a.iter().skip(2).any(|&i| !i)
+        },
+    );
+}

@@ -394,7 +394,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
         }
         let p = a.prefix.len() as u32;
         let body = if !a.contains.is_empty() {
-            if a.contains.iter().any(|(_, lo, hi)| hi.is_some_and(|h| h < *lo)) {
+            if a.contains.iter().any(|(_, lo, hi, _)| hi.is_some_and(|h| h < *lo)) {
                 return Ok(None);
             }
             self.contains_array(base, a)?
@@ -454,12 +454,14 @@ impl<'c, 'a> Emitter<'c, 'a> {
     /// asked, counted means it matches and not counted asks nothing (ambiguous but exact).
     fn contains_array(&mut self, base: &str, a: &Arr) -> Result<Expr, Error> {
         let p = a.prefix.len() as u32;
+        let cs = a.contains.clone();
+        // uncapped counts must reach the first index each `contains` counts from
+        let from = cs.iter().map(|c| c.3).max().unwrap_or(0);
         let ncap = match a.max {
             Some(m) => m,
-            None => p.max(a.min).max(1),
+            None => p.max(a.min).max(from).max(1),
         };
-        let cs = a.contains.clone();
-        let kcaps: Vec<u32> = cs.iter().map(|(_, lo, hi)| hi.unwrap_or(*lo)).collect();
+        let kcaps: Vec<u32> = cs.iter().map(|(_, lo, hi, _)| hi.unwrap_or(*lo)).collect();
         let states =
             kcaps.iter().fold(ncap as usize + 1, |acc, &k| acc.saturating_mul(k as usize + 1));
         self.check_states(states.saturating_mul(1 << cs.len()))?;
@@ -478,7 +480,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
         for n in 0..=ncap {
             for ks in &tuples {
                 let mut alts = vec![];
-                if n >= a.min && cs.iter().zip(ks).all(|((_, lo, _), k)| k >= lo) {
+                if n >= a.min && cs.iter().zip(ks).all(|((_, lo, _, _), k)| k >= lo) {
                     alts.push(Expr::Empty);
                 }
                 if a.max.is_none_or(|m| n < m) {
@@ -489,7 +491,15 @@ impl<'c, 'a> Emitter<'c, 'a> {
                         let mut parts = vec![elem.clone()];
                         let mut ks2 = ks.clone();
                         let mut ok = true;
-                        for (i, (c, _, hi)) in cs.iter().enumerate() {
+                        for (i, (c, _, hi, from)) in cs.iter().enumerate() {
+                            if n < *from {
+                                // not counted before its first index
+                                if mask & (1 << i) != 0 {
+                                    ok = false;
+                                    break;
+                                }
+                                continue;
+                            }
                             if mask & (1 << i) != 0 {
                                 if hi.is_some() && ks[i] >= kcaps[i] {
                                     ok = false;

@@ -41,7 +41,8 @@
 //! `exclusiveMaximum` (number and draft-4 boolean forms), `multipleOf`, `anyOf`, `allOf`,
 //! `oneOf` (exact: disjoint branches, or branches whose complements are expressible),
 //! `not` (of scalar constraints, `type`, `const`, `enum`, `required`, counts, `properties`,
-//! `patternProperties`, `additionalProperties`, `propertyNames`, `items`, `contains`: the
+//! `patternProperties`, `additionalProperties`, `propertyNames`, `items` (after `prefixItems`
+//! too: a `contains` counted from the prefix's end), `contains`: the
 //! complement of an object keyword is "some member violates it", emitted as a state bit of
 //! the object's member loop), `if`/`then`/`else`, `$ref` (local: JSON pointers, `$defs`,
 //! `definitions`, `$id`, `$anchor`; recursion becomes grammar recursion),

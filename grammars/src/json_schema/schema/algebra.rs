@@ -150,25 +150,20 @@ fn complement_arr(a: &Arr) -> Result<Vec<Arr>, Error> {
         }
     }
     if a.items != SExpr::True {
-        let n = a.prefix.len();
-        let mut prefix = vec![SExpr::True; n];
-        if n == 0 {
-            out.push(Arr { contains: vec![(SExpr::not(&a.items), 1, None)], ..Arr::any() });
-        } else {
-            // some item after the prefix violates `items`
-            prefix.clear();
-            return Err(unsupported(
-                "not",
-                "the complement of `items` after `prefixItems` is not supported",
-            ));
-        }
+        // some item after the prefix violates `items`
+        let n = a.prefix.len() as u32;
+        out.push(Arr {
+            contains: vec![(SExpr::not(&a.items), 1, None, n)],
+            min: n + 1,
+            ..Arr::any()
+        });
     }
-    for (c, lo, hi) in &a.contains {
+    for (c, lo, hi, from) in &a.contains {
         if *lo > 0 {
-            out.push(Arr { contains: vec![(c.clone(), 0, Some(lo - 1))], ..Arr::any() });
+            out.push(Arr { contains: vec![(c.clone(), 0, Some(lo - 1), *from)], ..Arr::any() });
         }
         if let Some(h) = hi {
-            out.push(Arr { contains: vec![(c.clone(), h + 1, None)], ..Arr::any() });
+            out.push(Arr { contains: vec![(c.clone(), h + 1, None, *from)], ..Arr::any() });
         }
     }
     if a.unique {

@@ -313,7 +313,7 @@ impl Ctx<'_> {
                                 Some(v) => Some(count("maxContains", v)?),
                                 _ => None,
                             };
-                            arr.contains.push((self.at(sub(kw)), lo, hi));
+                            arr.contains.push((self.at(sub(kw)), lo, hi, 0));
                         }
                         "uniqueItems" => arr.unique = val.as_bool().unwrap_or(false),
                         _ => {}

@@ -87,8 +87,9 @@ pub(crate) struct Arr {
     pub items: SExpr,
     pub min: u32,
     pub max: Option<u32>,
-    /// (schema, min count, max count)
-    pub contains: Vec<(SExpr, u32, Option<u32>)>,
+    /// (schema, min count, max count, first index counted): `contains` counts from 0; the
+    /// complement of `items` after `prefixItems` counts from the prefix's end.
+    pub contains: Vec<(SExpr, u32, Option<u32>, u32)>,
     pub unique: bool,
 }
 
