@@ -652,3 +652,28 @@ fn several_contains_on_one_array() {
         &["[1]", "[9, 9]"],
     );
 }
+
+/// A pattern that starts with a look-ahead (`^(?!X)Y`, `^(?=X)Y`) is the intersection of
+/// `^Y` with (the complement of) `X` followed by anything; exact, so `not` of it is too.
+#[test]
+fn look_aheads_at_the_start_of_a_pattern() {
+    let s = |p: &str| json!({"type": "string", "pattern": p});
+    check(s("^(?!@@)[@a-z]+$"), &[r#""@x""#, r#""a@@""#], &[r#""@@x""#, r#""@@""#]);
+    check(s("^(?!pattern$).*$"), &[r#""patterns""#, r#""""#], &[r#""pattern""#]);
+    check(
+        s("^(?!(False|None|True)$)[A-Za-z]+$"),
+        &[r#""Truex""#, r#""abc""#],
+        &[r#""True""#, r#""None""#, r#""a1""#],
+    );
+    check(s("^(?=a)[a-z]+"), &[r#""abc""#, r#""a1""#], &[r#""bcd""#, r#""""#]);
+    check(
+        json!({"type": "string", "not": {"pattern": "^(?!a)"}}),
+        &[r#""abc""#, r#""a""#],
+        &[r#""bcd""#, r#""""#],
+    );
+    // not at the start, or beside another alternative: still an error
+    for p in ["a(?!b)", "^(?!a)b|c"] {
+        let e = Checker::new(&s(p)).err().expect("an error");
+        assert!(e.to_string().contains("look-around"), "{p}: {e}");
+    }
+}

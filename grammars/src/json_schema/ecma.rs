@@ -83,6 +83,43 @@ fn expand(
     }
 }
 
+/// A pattern that starts with a look-ahead, `^(?!X)Y` or `^(?=X)Y` (one top-level
+/// alternative): whether it is positive, `^(?:X)` (the strings it asks of the start) and
+/// `^Y` (the rest). The look-ahead is then an intersection (or intersection with the
+/// complement) of `X` followed by anything with the rest, which derivre expresses exactly.
+pub(crate) fn leading_lookahead(pattern: &str) -> Option<(bool, String, String)> {
+    let positive = if pattern.starts_with("^(?!") {
+        false
+    } else if pattern.starts_with("^(?=") {
+        true
+    } else {
+        return None;
+    };
+    let chars: Vec<char> = pattern.chars().collect();
+    let (mut d, mut in_class, mut i, mut close) = (0i32, false, 1usize, None);
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 1,
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class => d += 1,
+            ')' if !in_class => {
+                d -= 1;
+                if d == 0 && close.is_none() {
+                    close = Some(i);
+                }
+            }
+            '|' if !in_class && d == 0 => return None,
+            _ => {}
+        }
+        i += 1;
+    }
+    let close = close?;
+    let inner: String = chars[4..close].iter().collect();
+    let rest: String = chars[close + 1..].iter().collect();
+    Some((positive, format!("^(?:{inner})"), format!("^{rest}")))
+}
+
 /// The inside of `b` when `b` is one group, capturing, non-capturing or named (not a
 /// look-around), with nothing after its closing parenthesis.
 fn whole_group(b: &[char]) -> Option<&[char]> {

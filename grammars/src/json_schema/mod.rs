@@ -16,7 +16,8 @@
 //!   option `pattern_search: false` anchors unanchored patterns at both ends instead (a
 //!   subset of the valid strings; `not` of such a pattern is then an error).
 //!   `patternProperties` always search. ECMA-262 classes (`\d`, `\w`, `\s`, `.`) keep their
-//!   ECMA meaning; look-arounds,
+//!   ECMA meaning; a look-ahead at the very start (`^(?!X)Y`, `^(?=X)Y`, one alternative) is
+//!   an intersection with (the complement of) `X` then anything; other look-arounds,
 //!   backreferences and `\b` are unsupported.
 //! - **`format`**: the known formats are asserted (LLGuidance's behaviour; 2019-09 and
 //!   2020-12 make every format an annotation): `date-time`, `date`, `time`, `duration`,

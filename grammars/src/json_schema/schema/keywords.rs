@@ -254,6 +254,20 @@ impl Ctx<'_> {
                         .as_str()
                         .ok_or_else(|| Error::new(ErrorKind::Value, "pattern must be a string"))?;
                     let anchored = !self.opts.pattern_search;
+                    if let Some((positive, look, rest)) = ecma::leading_lookahead(p) {
+                        // `^(?!X)Y`: `^Y` and not `X` then anything (`(?=X)`: and `X` …)
+                        let body = ecma::translate_pattern(&rest, anchored)?;
+                        check_regex(&body)?;
+                        let look = ecma::translate_pattern(&look, false)?;
+                        check_regex(&look)?;
+                        let look = RegexSpec::Regex(look);
+                        let look = if positive { look } else { RegexSpec::Not(Box::new(look)) };
+                        let spec = RegexSpec::And(vec![RegexSpec::Regex(body), look]);
+                        n.str_ = n.str_.and(&Rx::regex(spec));
+                        // anchored mode narrows `^Y` beyond the spec's search: not complemented
+                        n.str_approx |= anchored;
+                        continue;
+                    }
                     let rx = ecma::translate_pattern(p, anchored)?;
                     check_regex(&rx)?;
                     n.str_ = n.str_.and(&Rx::regex(RegexSpec::Regex(rx)));
