@@ -677,3 +677,24 @@ fn look_aheads_at_the_start_of_a_pattern() {
         assert!(e.to_string().contains("look-around"), "{p}: {e}");
     }
 }
+
+/// `uniqueItems` over a finite domain: the states are the sets of values used, so a domain
+/// past 12 values compiles under a small `maxItems` (15 values, at most 2: 121 states), and
+/// is refused with its sizes where the sets are too many.
+#[test]
+fn unique_items_over_a_larger_domain_under_max_items() {
+    let vals: Vec<String> = (b'a'..=b'o').map(|c| (c as char).to_string()).collect();
+    let s = json!({"type": "array", "items": {"enum": vals}, "uniqueItems": true, "maxItems": 2});
+    let c = Checker::new(&s).unwrap();
+    for x in &vals {
+        for y in &vals {
+            let t = format!("[\"{x}\",\"{y}\"]");
+            assert_eq!(c.accepts(&t), x != y, "{t}");
+        }
+    }
+    assert!(c.accepts("[]") && c.accepts("[\"a\"]") && !c.accepts("[\"a\",\"b\",\"c\"]"));
+    let e = Checker::new(&json!({"items": {"enum": vals}, "uniqueItems": true}))
+        .err()
+        .expect("too many");
+    assert!(e.to_string().contains("uniqueItems") && e.to_string().contains("15"), "{e}");
+}

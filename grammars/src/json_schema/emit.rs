@@ -31,8 +31,9 @@ const ANY_ORDER_MAX: usize = 63;
 /// on one object (each member's state is a subset of them).
 const MAX_SOME: usize = 4;
 
-/// The largest finite item domain for `uniqueItems`.
-const MAX_UNIQUE_DOMAIN: usize = 10;
+/// The most states `uniqueItems` over a finite item domain may use (sets of values used so
+/// far: 2^d for d values, fewer under a small `maxItems`).
+const MAX_UNIQUE_STATES: usize = 4096;
 
 pub(crate) struct Emitter<'c, 'a> {
     pub ctx: &'c mut Ctx<'a>,
@@ -553,33 +554,63 @@ impl<'c, 'a> Emitter<'c, 'a> {
                 dom.push(v);
             }
         }
-        if dom.len() > MAX_UNIQUE_DOMAIN {
-            return Err(err(&format!("the item domain has more than {MAX_UNIQUE_DOMAIN} values")));
-        }
         let d = dom.len();
-        self.check_states(1 << d)?;
+        let max = a.max.unwrap_or(u32::MAX);
+        // States: the sets of values used so far (each value at most once), reachable from
+        // the empty set while under `maxItems`: 2^d without a bound, fewer with a small one
+        // (a larger domain is fine when `maxItems` is small).
+        let mut states: Vec<Vec<usize>> = vec![vec![]];
+        let mut index: HashMap<Vec<usize>, usize> = HashMap::new();
+        index.insert(vec![], 0);
+        let mut i = 0;
+        while i < states.len() {
+            if (states[i].len() as u32) < max {
+                for v in 0..d {
+                    if !states[i].contains(&v) {
+                        let mut t = states[i].clone();
+                        t.push(v);
+                        t.sort_unstable();
+                        if !index.contains_key(&t) {
+                            if states.len() >= MAX_UNIQUE_STATES {
+                                return Err(err(&format!(
+                                    "{d} distinct item values under maxItems {} need more than \
+                                     {MAX_UNIQUE_STATES} states (sets of values used)",
+                                    a.max.map_or("unbounded".to_string(), |m| m.to_string())
+                                )));
+                            }
+                            index.insert(t.clone(), states.len());
+                            states.push(t);
+                        }
+                    }
+                }
+            }
+            i += 1;
+        }
+        self.check_states(states.len())?;
         let elems: Vec<Expr> = dom
             .iter()
             .map(|v| self.r(&SExpr::and(&a.items, &SExpr::Const(v.to_string()))))
             .collect();
-        let max = a.max.unwrap_or(u32::MAX);
-        for mask in 0u32..(1 << d) {
-            let cnt = mask.count_ones();
+        for (si, set) in states.iter().enumerate() {
+            let cnt = set.len() as u32;
             let mut alts = vec![];
             if cnt >= a.min {
                 alts.push(Expr::Empty);
             }
             if cnt < max {
-                for (i, e) in elems.iter().enumerate() {
-                    if mask & (1 << i) == 0 {
-                        let mut seq = self.sep(mask == 0);
+                for (v, e) in elems.iter().enumerate() {
+                    if !set.contains(&v) {
+                        let mut t = set.clone();
+                        t.push(v);
+                        t.sort_unstable();
+                        let mut seq = self.sep(set.is_empty());
                         seq.push(e.clone());
-                        seq.push(Expr::Rule(format!("{base}_{}", mask | (1 << i))));
+                        seq.push(Expr::Rule(format!("{base}_{}", index[&t])));
                         alts.push(Expr::Seq(seq));
                     }
                 }
             }
-            self.push(format!("{base}_{mask}"), alt(alts));
+            self.push(format!("{base}_{si}"), alt(alts));
         }
         Ok(Expr::Seq(vec![lit("["), Expr::Rule(format!("{base}_0")), lit("]")]))
     }

@@ -37,7 +37,8 @@
 //! `patternProperties` (up to 6 patterns per object), `minProperties`, `maxProperties`,
 //! `propertyNames`, `dependentRequired`, `dependentSchemas`, `dependencies`, `items`,
 //! `prefixItems`, `additionalItems`, `minItems`, `maxItems`, `contains`, `minContains`,
-//! `maxContains`, `uniqueItems` (when the items are a finite set of at most 10 values),
+//! `maxContains`, `uniqueItems` (when the items are a finite set of values: 12 at most, or
+//! more under a small `maxItems`; the sets of values used are the states, 4,096 at most),
 //! `minLength`, `maxLength`, `pattern`, `format`, `minimum`, `maximum`, `exclusiveMinimum`,
 //! `exclusiveMaximum` (number and draft-4 boolean forms), `multipleOf`, `anyOf`, `allOf`,
 //! `oneOf` (exact: disjoint branches, or branches whose complements are expressible),
