@@ -698,3 +698,27 @@ fn unique_items_over_a_larger_domain_under_max_items() {
         .expect("too many");
     assert!(e.to_string().contains("uniqueItems") && e.to_string().contains("15"), "{e}");
 }
+
+/// `uniqueItems` over objects closed over a few keys of known values (a discriminator with
+/// fixed fields): their combinations are the finite domain, so distinctness is exact.
+#[test]
+fn unique_items_over_closed_objects() {
+    let s = json!({"type": "array", "uniqueItems": true, "items": {"type": "object",
+        "properties": {"kind": {"enum": ["a", "b"]}, "on": {"type": "boolean"}},
+        "required": ["kind"], "additionalProperties": false}});
+    let c = Checker::new(&s).unwrap();
+    assert!(c.accepts(r#"[{"kind":"a"},{"kind":"a","on":true},{"kind":"b","on":false}]"#));
+    assert!(!c.accepts(r#"[{"kind":"a","on":true},{"kind":"a","on":true}]"#));
+    assert!(!c.accepts(r#"[{"kind":"a"},{"kind":"a"}]"#));
+    assert!(!c.accepts(r#"[{"kind":"c"}]"#));
+    assert!(!c.accepts(r#"[{"on":true}]"#), "kind is required");
+    // an open object, or a free string field: not a finite domain
+    for items in [
+        json!({"type": "object"}),
+        json!({"properties": {"n": {"type": "string"}}, "additionalProperties": false}),
+    ] {
+        let e =
+            Checker::new(&json!({"items": items, "uniqueItems": true})).err().expect("an error");
+        assert!(e.to_string().contains("uniqueItems"), "{e}");
+    }
+}

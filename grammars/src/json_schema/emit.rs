@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 
 use hashbrown::HashMap;
+use serde_json::Value;
 
 use lexer::RegexSpec;
 
@@ -30,6 +31,9 @@ const ANY_ORDER_MAX: usize = 63;
 /// The most `some` constraints (complements of `patternProperties` / `additionalProperties`)
 /// on one object (each member's state is a subset of them).
 const MAX_SOME: usize = 4;
+
+/// The most values of closed objects [`Emitter::finite_values`] enumerates.
+const MAX_FINITE_VALUES: usize = 64;
 
 /// The most states `uniqueItems` over a finite item domain may use (sets of values used so
 /// far: 2^d for d values, fewer under a small `maxItems`).
@@ -531,13 +535,84 @@ impl<'c, 'a> Emitter<'c, 'a> {
         Ok(Expr::Rule(name(0, &vec![0; cs.len()])))
     }
 
+    /// The values of `n` when they are known and few: its listed values (`enum`, `const`),
+    /// or objects closed over their keys (`additionalProperties: false`, no patterns) whose
+    /// every value is known so (a discriminator and fixed fields): each combination, with
+    /// optional keys present or not, up to [`MAX_FINITE_VALUES`]. `None` otherwise.
+    fn finite_values(&mut self, n: &Node, depth: usize) -> Result<Option<Vec<Value>>, Error> {
+        if let Some(v) = &n.values {
+            return Ok(Some(v.clone()));
+        }
+        let open = !n.num.rx.is_nothing()
+            || n.num.exp != Exp::None
+            || !n.str_.is_nothing()
+            || !n.arr.is_empty();
+        if depth == 0 || open {
+            return Ok(None);
+        }
+        let mut out: Vec<Value> = Vec::new();
+        for (on, v) in [(n.null, Value::Null), (n.t, Value::Bool(true)), (n.f, Value::Bool(false))]
+        {
+            if on {
+                out.push(v);
+            }
+        }
+        for o in &n.obj {
+            let closed =
+                o.clauses.iter().find(|c| c.additional == SExpr::False && c.patterns.is_empty());
+            let (Some(c), true) = (closed, o.some.is_empty()) else {
+                return Ok(None);
+            };
+            let mut objs = vec![serde_json::Map::new()];
+            for (k, _) in &c.props {
+                let v = self.ctx.value_for(o, k)?;
+                if v == SExpr::False {
+                    continue; // never there (a required one leaves no object below)
+                }
+                let vn = self.ctx.normalize(&v)?;
+                let Some(vals) = self.finite_values(&vn, depth - 1)? else {
+                    return Ok(None);
+                };
+                let optional = !o.required.contains(k);
+                let mut next = Vec::new();
+                for m in &objs {
+                    if optional {
+                        next.push(m.clone());
+                    }
+                    for x in &vals {
+                        let mut m2 = m.clone();
+                        m2.insert(k.clone(), x.clone());
+                        next.push(m2);
+                    }
+                }
+                if next.len() > MAX_FINITE_VALUES {
+                    return Ok(None);
+                }
+                objs = next;
+            }
+            for m in objs {
+                let len = m.len() as u32;
+                if o.required.iter().all(|r| m.contains_key(r))
+                    && len >= o.min
+                    && o.max.is_none_or(|x| len <= x)
+                {
+                    out.push(Value::Object(m));
+                }
+            }
+            if out.len() > MAX_FINITE_VALUES {
+                return Ok(None);
+            }
+        }
+        Ok(Some(out))
+    }
+
     fn unique_array(&mut self, base: &str, a: &Arr) -> Result<Expr, Error> {
         let err = |m: &str| Error::new(ErrorKind::Unsupported, format!("uniqueItems: {m}"));
         if !a.prefix.is_empty() || !a.contains.is_empty() {
             return Err(err("not supported with prefixItems or contains"));
         }
         let node = self.ctx.normalize(&a.items)?;
-        let Some(vals) = node.values.clone() else {
+        let Some(vals) = self.finite_values(&node, 3)? else {
             if self.ctx.opts.lenient {
                 self.ctx.warnings.push("uniqueItems ignored".into());
                 let mut b = a.clone();
@@ -545,7 +620,8 @@ impl<'c, 'a> Emitter<'c, 'a> {
                 return Ok(self.array(base, &b)?.unwrap_or(Expr::Alt(vec![])));
             }
             return Err(err(
-                "supported only when the items are a small finite set (enum, const, boolean)",
+                "supported only when the items are a small finite set (enum, const, boolean, or \
+                 objects closed over keys whose values are such sets)",
             ));
         };
         let mut dom: Vec<serde_json::Value> = Vec::new();
