@@ -722,3 +722,23 @@ fn unique_items_over_closed_objects() {
         assert!(e.to_string().contains("uniqueItems"), "{e}");
     }
 }
+
+/// `$` inside a repeated group can only be the last iteration's: `P(A|Z$){m,n}` is
+/// `P(A){m,n}` or `P(A){m-1,n-1}Z` at the end (also through a trailing group, `X(,|$)`).
+#[test]
+fn end_anchors_inside_a_repeated_group() {
+    let s = |p: &str| json!({"type": "string", "pattern": p});
+    check(
+        s("^([^,]+(,|$)){3,}$"),
+        &[r#""a,b,c""#, r#""a,b,c,""#, r#""a,b,c,d""#],
+        &[r#""a,b""#, r#""""#, r#""a,,b,c""#],
+    );
+    check(
+        s(r"^(\/?((\.{2})|([a-z0-9\-]*))($|\/))*$"),
+        &[r#""""#, r#""/a/b/""#, r#""a/../b""#, r#""a//b""#],
+        &[r#""A""#, r#""a,b""#, r#""a/.../b""#],
+    );
+    // search semantics: after a `$` iteration nothing; after the others anything
+    check(s("^(a|b$)+"), &[r#""ab""#, r#""aX""#, r#""b""#], &[r#""ba""#, r#""X""#]);
+    check(s("^(x$){2}"), &[], &[r#""x""#, r#""xx""#]);
+}

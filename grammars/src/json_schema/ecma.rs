@@ -76,11 +76,168 @@ fn expand(
             r = true;
             b = &b[..b.len() - 1];
         }
+        if depth < 8 {
+            if let Some(peeled) = peel_end_anchor(b) {
+                for (v, end) in peeled {
+                    expand(&v, l, r || end, depth + 1, out);
+                }
+                continue;
+            }
+        }
         match whole_group(b).filter(|_| depth < 8) {
             Some(inner) => expand(inner, l, r, depth + 1, out),
             None => out.push((b.to_vec(), l, r)),
         }
     }
+}
+
+/// The top-level alternatives of `b` (the spans between `|`s outside groups and classes).
+fn split_alternatives(b: &[char]) -> Vec<&[char]> {
+    let (mut d, mut in_class, mut start, mut i) = (0i32, false, 0usize, 0usize);
+    let mut out = Vec::new();
+    while i < b.len() {
+        match b[i] {
+            '\\' => i += 1,
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class => d += 1,
+            ')' if !in_class => d -= 1,
+            '|' if !in_class && d == 0 => {
+                out.push(&b[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push(&b[start..]);
+    out
+}
+
+/// `a` with a trailing group (no quantifier after it) replaced by each of its alternatives,
+/// recursively: concatenation distributes over union. Depth-bounded.
+fn distribute_tail(a: &[char], depth: usize) -> Vec<Vec<char>> {
+    let (mut d, mut in_class, mut i, mut open) = (0i32, false, 0usize, None);
+    let mut trailing = None;
+    while i < a.len() {
+        match a[i] {
+            '\\' => i += 1,
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class => {
+                if d == 0 {
+                    open = Some(i);
+                }
+                d += 1;
+            }
+            ')' if !in_class => {
+                d -= 1;
+                if d == 0 && i + 1 == a.len() {
+                    trailing = open;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let inner = trailing.filter(|_| depth < 8).and_then(|o| whole_group(&a[o..]).map(|g| (o, g)));
+    match inner {
+        Some((o, g)) => split_alternatives(g)
+            .into_iter()
+            .flat_map(|alt| distribute_tail(&[&a[..o], alt].concat(), depth + 1))
+            .collect(),
+        None => vec![a.to_vec()],
+    }
+}
+
+/// A branch ending in a repeated group some of whose alternatives end with `$`
+/// (`P(A|Z$){m,n}`, as in `^([^,]+(,|$)){3,}$`): `$` there can only be the last iteration's,
+/// so the branch is `P(A){m,n}` or `P(A){m-1,n-1}Z` at the end of the string (the flag).
+/// `None` when `b` has no such shape.
+fn peel_end_anchor(b: &[char]) -> Option<Vec<(Vec<char>, bool)>> {
+    // the last top-level group and what follows it
+    let (mut d, mut in_class, mut i) = (0i32, false, 0usize);
+    let (mut open, mut close) = (None, None);
+    while i < b.len() {
+        match b[i] {
+            '\\' => i += 1,
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class => {
+                if d == 0 {
+                    open = Some(i);
+                }
+                d += 1;
+            }
+            ')' if !in_class => {
+                d -= 1;
+                if d == 0 {
+                    close = Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let (open, close) = (open?, close?);
+    if close < open || d != 0 {
+        return None;
+    }
+    let quant: String = b[close + 1..].iter().collect();
+    let quant = quant.strip_suffix('?').filter(|q| !q.is_empty()).unwrap_or(&quant);
+    let (lo, hi): (u32, Option<u32>) = match quant {
+        "*" => (0, None),
+        "+" => (1, None),
+        "?" => (0, Some(1)),
+        q if q.starts_with('{') && q.ends_with('}') => {
+            let body = &q[1..q.len() - 1];
+            match body.split_once(',') {
+                None => {
+                    let n = body.parse().ok()?;
+                    (n, Some(n))
+                }
+                Some((a, "")) => (a.parse().ok()?, None),
+                Some((a, z)) => (a.parse().ok()?, Some(z.parse().ok()?)),
+            }
+        }
+        _ => return None,
+    };
+    let group = &b[open..=close];
+    let inner = whole_group(group)?;
+    // trailing groups of the alternatives distributed (`X(,|$)` is `X,` or `X$`)
+    let dist: Vec<Vec<char>> =
+        split_alternatives(inner).into_iter().flat_map(|a| distribute_tail(a, 0)).collect();
+    let alts: Vec<&[char]> = dist.iter().map(Vec::as_slice).collect();
+    let ends = |a: &[char]| a.last() == Some(&'$') && !is_escaped(a, a.len() - 1);
+    if !alts.iter().any(|a| ends(a)) || hi == Some(0) {
+        return None;
+    }
+    let join = |v: Vec<&[char]>| -> String {
+        v.iter().map(|a| a.iter().collect::<String>()).collect::<Vec<_>>().join("|")
+    };
+    let plain: Vec<&[char]> = alts.iter().copied().filter(|a| !ends(a)).collect();
+    let last: Vec<&[char]> = alts.iter().filter(|a| ends(a)).map(|a| &a[..a.len() - 1]).collect();
+    let prefix: String = b[..open].iter().collect();
+    let range = |lo: u32, hi: Option<u32>| match hi {
+        Some(h) => format!("{{{lo},{h}}}"),
+        None => format!("{{{lo},}}"),
+    };
+    let mut out = Vec::new();
+    if !plain.is_empty() {
+        let a = join(plain.clone());
+        out.push((format!("{prefix}(?:{a}){}", range(lo, hi)).chars().collect(), false));
+        let before = range(lo.saturating_sub(1), hi.map(|h| h - 1));
+        out.push((format!("{prefix}(?:{a}){before}(?:{})", join(last)).chars().collect(), true));
+    } else {
+        // every iteration ends the string: at most one, and it is the last
+        if lo <= 1 {
+            out.push((format!("{prefix}(?:{})", join(last)).chars().collect(), true));
+        }
+        if lo == 0 {
+            out.push((prefix.chars().collect(), false));
+        }
+    }
+    Some(out)
 }
 
 /// A pattern that starts with a look-ahead, `^(?!X)Y` or `^(?=X)Y` (one top-level
