@@ -1,0 +1,429 @@
+//! Objects: named keys in `properties` order, other keys in regions by the patterns they
+//! match, counts as states; `some` constraints (complements of object keywords) as state bits;
+//! `any_order` objects as one parametric rule.
+
+use lexer::RegexSpec;
+
+use super::{alt, lit, sep, Emitter, ANY_ORDER_MAX, MAX_PATTERNS, MAX_SOME};
+use crate::ir::{Expr, Rule, RuleAttrs};
+use crate::json_schema::schema::{Exists, KeyLang, LengthBounds, Node, Obj, SExpr};
+use crate::param::{ParamCond, ParamExpr};
+use crate::{Error, ErrorKind};
+
+impl Emitter<'_, '_> {
+    /// `o` with the patterns that every clause treats alike (schemas that normalize to the
+    /// same constraint in each clause that has any of them, and none of them in the others)
+    /// merged into one alternation, in `patterns` and in each clause.
+    fn merge_patterns(&mut self, o: &Obj, patterns: &mut Vec<String>) -> Result<Obj, Error> {
+        // Per pattern, its normalized schema in each clause.
+        let mut sig: Vec<Vec<Option<std::rc::Rc<Node>>>> = Vec::with_capacity(patterns.len());
+        for p in patterns.iter() {
+            let mut v = Vec::with_capacity(o.clauses.len());
+            for c in &o.clauses {
+                v.push(match c.patterns.iter().find(|(q, _)| q == p) {
+                    Some((_, s)) => Some(self.ctx.normalize(s)?),
+                    None => None,
+                });
+            }
+            sig.push(v);
+        }
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for i in 0..patterns.len() {
+            match groups.iter_mut().find(|g| sig[g[0]] == sig[i]) {
+                Some(g) => g.push(i),
+                None => groups.push(vec![i]),
+            }
+        }
+        if groups.len() == patterns.len() {
+            return Ok(o.clone());
+        }
+        let merged: Vec<String> = groups
+            .iter()
+            .map(|g| match g.as_slice() {
+                [one] => patterns[*one].clone(),
+                _ => {
+                    g.iter().map(|&i| format!("(?:{})", patterns[i])).collect::<Vec<_>>().join("|")
+                }
+            })
+            .collect();
+        let mut out = o.clone();
+        for c in &mut out.clauses {
+            let mut pats = Vec::new();
+            for (g, m) in groups.iter().zip(&merged) {
+                if let Some((_, s)) = c.patterns.iter().find(|(q, _)| *q == patterns[g[0]]) {
+                    pats.push((m.clone(), s.clone()));
+                }
+            }
+            c.patterns = pats;
+        }
+        *patterns = merged;
+        Ok(out)
+    }
+
+    /// An object whose named properties come in any order, each at most once, the
+    /// required ones all present: one parametric rule whose parameter has a bit per named
+    /// property (bit 63: an entry was written, so the next needs a separator). Instances are
+    /// made as the parser reaches them: 30 properties cost no 2^30 rules. Other keys
+    /// (`additionalProperties`, `patternProperties`) may come anywhere between them.
+    fn object_any_order(
+        &mut self,
+        base: &str,
+        named: &[(String, SExpr, bool)],
+        extra: Option<Expr>,
+    ) -> Expr {
+        let rule = format!("{base}_any");
+        const FIRST_DONE: u32 = 63;
+        let mut alts = Vec::new();
+        // The end: every required property there.
+        let mut done = ParamCond::True;
+        for (i, (_, _, req)) in named.iter().enumerate() {
+            if *req {
+                done = ParamCond::And(Box::new(done), Box::new(ParamCond::BitSet(i as u32)));
+            }
+        }
+        alts.push(Expr::If { cond: done, expr: Box::new(Expr::Empty) });
+        let entries = named
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v, _))| {
+                let entry = vec![
+                    self.key_lexeme(RegexSpec::Literal(k.clone()), None),
+                    sep(&self.key_sep),
+                    self.r(v),
+                ];
+                (Some(i as u32), entry)
+            })
+            .chain(extra.map(|x| (None, vec![x])))
+            .collect::<Vec<_>>();
+        for (bit, entry) in entries {
+            for first in [true, false] {
+                let mut seq = if first { vec![] } else { vec![sep(&self.item_sep)] };
+                seq.extend(entry.iter().cloned());
+                let mut set = 1u64 << FIRST_DONE;
+                let mut cond = if first {
+                    ParamCond::BitClear(FIRST_DONE)
+                } else {
+                    ParamCond::BitSet(FIRST_DONE)
+                };
+                if let Some(b) = bit {
+                    set |= 1 << b;
+                    cond = ParamCond::And(Box::new(cond), Box::new(ParamCond::BitClear(b)));
+                }
+                seq.push(Expr::Call { rule: rule.clone(), arg: ParamExpr::BitOr(set) });
+                alts.push(Expr::If { cond, expr: Box::new(Expr::Seq(seq)) });
+            }
+        }
+        self.rules.push(Rule {
+            name: rule.clone(),
+            body: Expr::Alt(alts),
+            attrs: RuleAttrs::default(),
+            param: true,
+        });
+        Expr::Seq(vec![lit("{"), Expr::Call { rule, arg: ParamExpr::Value(0) }, lit("}")])
+    }
+
+    /// A member's value alternatives in state `s` (the `some` constraints met so far):
+    /// the value `v` alone (state unchanged), and for each set `t` of the not yet met
+    /// constraints the member's key falls under (`app`), `v` with their values (state
+    /// `s | t`). The alternatives overlap; the grammar is ambiguous there, not wrong.
+    fn members(&mut self, some: &[Exists], v: &SExpr, app: u32, s: u32) -> Vec<(Expr, u32)> {
+        let open = app & !s;
+        let mut out = Vec::new();
+        let mut t = 0u32;
+        loop {
+            let value = if t == 0 {
+                v.clone()
+            } else {
+                let mut parts = vec![v.clone()];
+                for (j, e) in some.iter().enumerate() {
+                    if t & (1 << j) != 0 {
+                        parts.push(e.value.clone());
+                    }
+                }
+                SExpr::all(parts)
+            };
+            if value != SExpr::False {
+                out.push((self.r(&value), s | t));
+            }
+            // next subset of `open`
+            t = (t.wrapping_sub(open)) & open;
+            if t == 0 {
+                break;
+            }
+        }
+        out
+    }
+
+    pub(super) fn object(&mut self, base: &str, o: &Obj) -> Result<Option<Expr>, Error> {
+        if o.max.is_some_and(|m| m < o.min) {
+            return Ok(None);
+        }
+        // named keys: `properties` order, other required keys, then the keys `some` names
+        let mut keys: Vec<String> = Vec::new();
+        let mut add = |k: &String| {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        };
+        for c in &o.clauses {
+            for (k, _) in &c.props {
+                add(k);
+            }
+        }
+        o.required.iter().for_each(&mut add);
+        for e in &o.some {
+            match &e.key {
+                KeyLang::Other { props, .. } => props.iter().for_each(&mut add),
+                KeyLang::Pattern(_) | KeyLang::NotNames(_) => {}
+            }
+        }
+        let mut named: Vec<(String, SExpr, bool)> = Vec::new();
+        for k in &keys {
+            let v = self.ctx.value_for(o, k)?;
+            let req = o.required.contains(k);
+            if v == SExpr::False {
+                if req {
+                    return Ok(None);
+                }
+                continue;
+            }
+            named.push((k.clone(), v, req));
+        }
+        // other keys, split into regions by the patterns they match
+        let mut patterns: Vec<String> = Vec::new();
+        for c in &o.clauses {
+            for (p, _) in &c.patterns {
+                if !patterns.contains(p) {
+                    patterns.push(p.clone());
+                }
+            }
+        }
+        // Patterns that every clause gives the same schema (or none) are one pattern, their
+        // alternation: a key matching either or both gets that schema either way. The
+        // regions below are per subset of patterns (2^k), so this is what lets an object
+        // with many patterns of a few schemas compile.
+        let o = &self.merge_patterns(o, &mut patterns)?;
+        // The patterns of `some`, each its own region bit (after the merge: no clause may
+        // stand for them).
+        for e in &o.some {
+            let ps = match &e.key {
+                KeyLang::Pattern(p) => std::slice::from_ref(p),
+                KeyLang::Other { patterns, .. } => patterns.as_slice(),
+                KeyLang::NotNames(_) => &[],
+            };
+            for p in ps {
+                if !patterns.contains(p) {
+                    patterns.push(p.clone());
+                }
+            }
+        }
+        // The complements of `propertyNames` among `some`: more region bits, after the
+        // patterns'.
+        let splits: Vec<RegexSpec> = o
+            .some
+            .iter()
+            .filter_map(|e| match &e.key {
+                KeyLang::NotNames(rx) => Some(rx.as_spec().unwrap_or(RegexSpec::NoMatch)),
+                _ => None,
+            })
+            .collect();
+        if patterns.len() + splits.len() > MAX_PATTERNS {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                format!("patternProperties: more than {MAX_PATTERNS} patterns on one object"),
+            ));
+        }
+        let m = o.some.len();
+        if m > MAX_SOME {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                format!(
+                    "not: more than {MAX_SOME} members required at once by complements of \
+                     `patternProperties` / `additionalProperties`"
+                ),
+            ));
+        }
+        // Which `some` constraints each named key falls under (a bit each).
+        let mut named_app = Vec::with_capacity(named.len());
+        for (k, _, _) in &named {
+            let mut bits = 0u32;
+            for (j, e) in o.some.iter().enumerate() {
+                let hit = match &e.key {
+                    KeyLang::Pattern(p) => self.ctx.key_matches(p, k)?,
+                    KeyLang::Other { props, patterns } => {
+                        let mut any = props.contains(k);
+                        for p in patterns {
+                            any = any || self.ctx.key_matches(p, k)?;
+                        }
+                        !any
+                    }
+                    KeyLang::NotNames(rx) => !self.ctx.rx_matches(rx, k)?,
+                };
+                if hit {
+                    bits |= 1 << j;
+                }
+            }
+            named_app.push(bits);
+        }
+        let mut regions: Vec<(RegexSpec, SExpr, u32)> = Vec::new();
+        // Named keys are excluded outside the quotes, as the very lexemes of the named keys
+        // (the same canonical quoting, so the exclusion is exact): a key lexeme of the shape
+        // `"body" & ~("k1"|"k2"|…)` is one the slicer's symbolic containment check proves
+        // contains long string slices, where walking the lexer's DFA would have to tell
+        // every prefix of every named key apart.
+        let not_named = RegexSpec::Not(Box::new(RegexSpec::Or(
+            keys.iter().map(|k| self.key_spec(RegexSpec::Literal(k.clone()), None)).collect(),
+        )));
+        let np = patterns.len();
+        for mask in 0u32..(1 << (np + splits.len())) {
+            let mut parts = Vec::new();
+            for c in &o.clauses {
+                let hit: Vec<SExpr> = c
+                    .patterns
+                    .iter()
+                    .filter(|(p, _)| {
+                        patterns.iter().position(|q| q == p).is_some_and(|i| mask & (1 << i) != 0)
+                    })
+                    .map(|(_, s)| s.clone())
+                    .collect();
+                if hit.is_empty() {
+                    parts.push(c.additional.clone());
+                } else {
+                    parts.extend(hit);
+                }
+            }
+            let v = SExpr::all(parts);
+            if v == SExpr::False || o.names.is_nothing() {
+                continue;
+            }
+            let mut key = vec![LengthBounds::ANY.regex()];
+            if let Some(r) = o.names.as_spec() {
+                key.push(r);
+            }
+            for (i, p) in patterns.iter().enumerate() {
+                let r = RegexSpec::Regex(p.clone());
+                key.push(if mask & (1 << i) != 0 { r } else { RegexSpec::Not(Box::new(r)) });
+            }
+            for (i, r) in splits.iter().enumerate() {
+                let r = r.clone();
+                key.push(if mask & (1 << (np + i)) != 0 { r } else { RegexSpec::Not(Box::new(r)) });
+            }
+            // Nothing asked of the key but to be another key: any length.
+            let length_only = (key.len() == 1).then_some(LengthBounds::ANY);
+            let body = if key.len() == 1 {
+                key.pop().unwrap_or(RegexSpec::NoMatch)
+            } else {
+                RegexSpec::And(key)
+            };
+            let key = if keys.is_empty() {
+                self.key_spec(body, length_only)
+            } else {
+                RegexSpec::And(vec![self.key_spec(body, length_only), not_named.clone()])
+            };
+            let bit = |p: &String| patterns.iter().position(|q| q == p).map_or(0, |i| 1 << i);
+            let mut app = 0u32;
+            let mut split = np;
+            for (j, e) in o.some.iter().enumerate() {
+                let hit = match &e.key {
+                    KeyLang::Pattern(p) => mask & bit(p) != 0,
+                    KeyLang::Other { patterns, .. } => patterns.iter().all(|p| mask & bit(p) == 0),
+                    KeyLang::NotNames(_) => {
+                        split += 1;
+                        mask & (1 << (split - 1)) == 0
+                    }
+                };
+                if hit {
+                    app |= 1 << j;
+                }
+            }
+            regions.push((key, v, app));
+        }
+        let full = (1u32 << m) - 1;
+        // A `some` no key can meet: no object.
+        let reachable = named_app.iter().chain(regions.iter().map(|r| &r.2)).fold(0, |a, b| a | b);
+        if reachable & full != full {
+            return Ok(None);
+        }
+        if m == 0 && self.any_order && o.min == 0 && o.max.is_none() && named.len() <= ANY_ORDER_MAX
+        {
+            let extras: Vec<Expr> = regions
+                .iter()
+                .map(|(k, v, _)| {
+                    Expr::Seq(vec![Expr::Lexeme(k.clone()), sep(&self.key_sep), self.r(v)])
+                })
+                .collect();
+            let extra = if extras.is_empty() { None } else { Some(alt(extras)) };
+            return Ok(Some(self.object_any_order(base, &named, extra)));
+        }
+        // states (i, c, s): before named key i, c entries so far (capped), the `some`
+        // constraints met so far (bits)
+        let nk = named.len();
+        let cap = match o.max {
+            Some(m) => m,
+            None => o.min.max(1),
+        };
+        self.check_states(((nk + 1) * (cap as usize + 1)) << m)?;
+        let next = |c: u32| if o.max.is_none() { (c + 1).min(cap) } else { c + 1 };
+        let name = |i: usize, c: u32, s: u32| {
+            if m == 0 {
+                format!("{base}_{i}_{c}")
+            } else {
+                format!("{base}_{i}_{c}_{s}")
+            }
+        };
+        #[allow(clippy::needless_range_loop)] // i indexes states, named[i] only below nk
+        for i in 0..=nk {
+            for c in 0..=cap {
+                for s in 0..=full {
+                    let mut alts = vec![];
+                    let can_add = o.max.is_none_or(|m| c < m);
+                    if i < nk {
+                        let (k, v, req) = &named[i];
+                        if can_add {
+                            for (val, s2) in self.members(&o.some, v, named_app[i], s) {
+                                let mut seq = self.sep(c == 0);
+                                seq.push(self.key_lexeme(RegexSpec::Literal(k.clone()), None));
+                                seq.push(sep(&self.key_sep));
+                                seq.push(val);
+                                seq.push(Expr::Rule(name(i + 1, next(c), s2)));
+                                alts.push(Expr::Seq(seq));
+                            }
+                        }
+                        if !req {
+                            alts.push(Expr::Rule(name(i + 1, c, s)));
+                        }
+                    } else {
+                        if c >= o.min && s == full {
+                            alts.push(Expr::Empty);
+                        }
+                        if can_add && !regions.is_empty() {
+                            // the members by the state they lead to
+                            let mut by_next: Vec<(u32, Vec<Expr>)> = Vec::new();
+                            for (key, v, app) in &regions {
+                                for (val, s2) in self.members(&o.some, v, *app, s) {
+                                    let e = Expr::Seq(vec![
+                                        Expr::Lexeme(key.clone()),
+                                        sep(&self.key_sep),
+                                        val,
+                                    ]);
+                                    match by_next.iter_mut().find(|(t, _)| *t == s2) {
+                                        Some((_, v)) => v.push(e),
+                                        None => by_next.push((s2, vec![e])),
+                                    }
+                                }
+                            }
+                            for (s2, es) in by_next {
+                                let mut seq = self.sep(c == 0);
+                                seq.push(alt(es));
+                                seq.push(Expr::Rule(name(nk, next(c), s2)));
+                                alts.push(Expr::Seq(seq));
+                            }
+                        }
+                    }
+                    self.push(name(i, c, s), alt(alts));
+                }
+            }
+        }
+        Ok(Some(Expr::Seq(vec![lit("{"), Expr::Rule(name(0, 0, 0)), lit("}")])))
+    }
+}
