@@ -47,26 +47,7 @@ fn expand(
     depth: usize,
     out: &mut Vec<(Vec<char>, bool, bool)>,
 ) {
-    let (mut d, mut in_class, mut start, mut i) = (0i32, false, 0usize, 0usize);
-    let mut alts: Vec<(usize, usize)> = Vec::new();
-    while i < chars.len() {
-        match chars[i] {
-            '\\' => i += 1,
-            '[' if !in_class => in_class = true,
-            ']' if in_class => in_class = false,
-            '(' if !in_class => d += 1,
-            ')' if !in_class => d -= 1,
-            '|' if !in_class && d == 0 => {
-                alts.push((start, i));
-                start = i + 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    alts.push((start, chars.len()));
-    for (s, e) in alts {
-        let mut b = &chars[s..e];
+    for mut b in split_alternatives(chars) {
         let (mut l, mut r) = (left, right);
         if b.first() == Some(&'^') {
             l = true;
@@ -93,53 +74,58 @@ fn expand(
 
 /// The top-level alternatives of `b` (the spans between `|`s outside groups and classes).
 fn split_alternatives(b: &[char]) -> Vec<&[char]> {
-    let (mut d, mut in_class, mut start, mut i) = (0i32, false, 0usize, 0usize);
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, _, _) in structure(b).into_iter().filter(|&(_, c, d)| c == '|' && d == 0) {
+        out.push(&b[start..i]);
+        start = i + 1;
+    }
+    out.push(&b[start..]);
+    out
+}
+
+/// The group characters of `b` outside classes and escapes: each `(`, `)` and `|` with its
+/// index and the group depth before it.
+fn structure(b: &[char]) -> Vec<(usize, char, i32)> {
+    let (mut d, mut in_class, mut i) = (0i32, false, 0usize);
     let mut out = Vec::new();
     while i < b.len() {
         match b[i] {
             '\\' => i += 1,
             '[' if !in_class => in_class = true,
             ']' if in_class => in_class = false,
-            '(' if !in_class => d += 1,
-            ')' if !in_class => d -= 1,
-            '|' if !in_class && d == 0 => {
-                out.push(&b[start..i]);
-                start = i + 1;
+            c @ ('(' | ')' | '|') if !in_class => {
+                out.push((i, c, d));
+                d += match c {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                };
             }
             _ => {}
         }
         i += 1;
     }
-    out.push(&b[start..]);
     out
+}
+
+/// The last top-level group of `b` (the indices of its parentheses), if `b` is balanced.
+fn last_group(b: &[char]) -> Option<(usize, usize)> {
+    let marks = structure(b);
+    let balance: i32 =
+        marks.iter().map(|&(_, c, _)| i32::from(c == '(') - i32::from(c == ')')).sum();
+    if balance != 0 {
+        return None;
+    }
+    let open = marks.iter().rev().find(|&&(_, c, d)| c == '(' && d == 0)?.0;
+    let close = marks.iter().rev().find(|&&(_, c, d)| c == ')' && d == 1)?.0;
+    (open < close).then_some((open, close))
 }
 
 /// `a` with a trailing group (no quantifier after it) replaced by each of its alternatives,
 /// recursively: concatenation distributes over union. Depth-bounded.
 fn distribute_tail(a: &[char], depth: usize) -> Vec<Vec<char>> {
-    let (mut d, mut in_class, mut i, mut open) = (0i32, false, 0usize, None);
-    let mut trailing = None;
-    while i < a.len() {
-        match a[i] {
-            '\\' => i += 1,
-            '[' if !in_class => in_class = true,
-            ']' if in_class => in_class = false,
-            '(' if !in_class => {
-                if d == 0 {
-                    open = Some(i);
-                }
-                d += 1;
-            }
-            ')' if !in_class => {
-                d -= 1;
-                if d == 0 && i + 1 == a.len() {
-                    trailing = open;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
+    let trailing = last_group(a).filter(|&(_, close)| close + 1 == a.len()).map(|(open, _)| open);
     let inner = trailing.filter(|_| depth < 8).and_then(|o| whole_group(&a[o..]).map(|g| (o, g)));
     match inner {
         Some((o, g)) => split_alternatives(g)
@@ -156,33 +142,7 @@ fn distribute_tail(a: &[char], depth: usize) -> Vec<Vec<char>> {
 /// `None` when `b` has no such shape.
 fn peel_end_anchor(b: &[char]) -> Option<Vec<(Vec<char>, bool)>> {
     // the last top-level group and what follows it
-    let (mut d, mut in_class, mut i) = (0i32, false, 0usize);
-    let (mut open, mut close) = (None, None);
-    while i < b.len() {
-        match b[i] {
-            '\\' => i += 1,
-            '[' if !in_class => in_class = true,
-            ']' if in_class => in_class = false,
-            '(' if !in_class => {
-                if d == 0 {
-                    open = Some(i);
-                }
-                d += 1;
-            }
-            ')' if !in_class => {
-                d -= 1;
-                if d == 0 {
-                    close = Some(i);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    let (open, close) = (open?, close?);
-    if close < open || d != 0 {
-        return None;
-    }
+    let (open, close) = last_group(b)?;
     let quant: String = b[close + 1..].iter().collect();
     let quant = quant.strip_suffix('?').filter(|q| !q.is_empty()).unwrap_or(&quant);
     let (lo, hi): (u32, Option<u32>) = match quant {
@@ -253,25 +213,11 @@ pub(crate) fn leading_lookahead(pattern: &str) -> Option<(bool, String, String)>
         return None;
     };
     let chars: Vec<char> = pattern.chars().collect();
-    let (mut d, mut in_class, mut i, mut close) = (0i32, false, 1usize, None);
-    while i < chars.len() {
-        match chars[i] {
-            '\\' => i += 1,
-            '[' if !in_class => in_class = true,
-            ']' if in_class => in_class = false,
-            '(' if !in_class => d += 1,
-            ')' if !in_class => {
-                d -= 1;
-                if d == 0 && close.is_none() {
-                    close = Some(i);
-                }
-            }
-            '|' if !in_class && d == 0 => return None,
-            _ => {}
-        }
-        i += 1;
+    let marks = structure(&chars);
+    if marks.iter().any(|&(_, c, d)| c == '|' && d == 0) {
+        return None;
     }
-    let close = close?;
+    let close = marks.iter().find(|&&(_, c, d)| c == ')' && d == 1)?.0;
     let inner: String = chars[4..close].iter().collect();
     let rest: String = chars[close + 1..].iter().collect();
     Some((positive, format!("^(?:{inner})"), format!("^{rest}")))
@@ -283,27 +229,8 @@ fn whole_group(b: &[char]) -> Option<&[char]> {
     if b.first() != Some(&'(') {
         return None;
     }
-    let (mut d, mut in_class, mut i) = (0i32, false, 0usize);
-    while i < b.len() {
-        match b[i] {
-            '\\' => i += 1,
-            '[' if !in_class => in_class = true,
-            ']' if in_class => in_class = false,
-            '(' if !in_class => d += 1,
-            ')' if !in_class => {
-                d -= 1;
-                if d == 0 {
-                    if i + 1 != b.len() {
-                        return None;
-                    }
-                    break;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    if d != 0 {
+    // the group that opens at 0 closes at the end
+    if last_group(b) != Some((0, b.len() - 1)) {
         return None;
     }
     let inner = &b[1..b.len() - 1];
