@@ -20,6 +20,39 @@ use ref_llg::toktrie::TokEnv;
 /// (compile ms, mask times µs, outcome)
 type Run = (f64, Vec<f64>, String);
 
+/// Why a token was not taken: not in the mask, or an engine error.
+enum Refused {
+    Rejected,
+    Error(String),
+}
+
+/// Replays `toks`: per token, `mask` (timed) says whether the token is allowed, then
+/// `consume` takes it; the mask times and the outcome.
+fn replay<M>(
+    m: &mut M,
+    toks: &[u32],
+    mut mask: impl FnMut(&mut M, u32) -> Result<bool, String>,
+    mut consume: impl FnMut(&mut M, u32) -> Result<(), String>,
+) -> (Vec<f64>, String) {
+    let mut times = Vec::with_capacity(toks.len());
+    for (i, &t) in toks.iter().enumerate() {
+        let t1 = Instant::now();
+        let allowed = mask(m, t);
+        times.push(t1.elapsed().as_secs_f64() * 1e6);
+        let r = match allowed {
+            Ok(true) => consume(m, t).map_err(Refused::Error),
+            Ok(false) => Err(Refused::Rejected),
+            Err(e) => Err(Refused::Error(e)),
+        };
+        match r {
+            Ok(()) => {}
+            Err(Refused::Rejected) => return (times, format!("rejected at token {i}")),
+            Err(Refused::Error(e)) => return (times, format!("error at token {i}: {e}")),
+        }
+    }
+    (times, "accepted".into())
+}
+
 fn run_ours(f: &ours::ParserFactory, c: &bounds_cases::Case, toks: &[u32]) -> Run {
     let src = match c.kind {
         "json" => ours::GrammarSource::JsonSchema(c.grammar.clone()),
@@ -32,21 +65,13 @@ fn run_ours(f: &ours::ParserFactory, c: &bounds_cases::Case, toks: &[u32]) -> Ru
         Ok(m) => m,
         Err(e) => return (compile, vec![], format!("error: {e}")),
     };
-    let mut times = Vec::with_capacity(toks.len());
-    for (i, &t) in toks.iter().enumerate() {
-        let t1 = Instant::now();
-        let mask = m.compute_mask();
-        times.push(t1.elapsed().as_secs_f64() * 1e6);
-        match mask {
-            Ok(mask) if mask.contains(ours::TokenId(t)) => {}
-            Ok(_) => return (compile, times, format!("rejected at token {i}")),
-            Err(e) => return (compile, times, format!("error at token {i}: {e}")),
-        }
-        if let Err(e) = m.consume_token(ours::TokenId(t)) {
-            return (compile, times, format!("error at token {i}: {e}"));
-        }
-    }
-    (compile, times, "accepted".into())
+    let (times, outcome) = replay(
+        &mut m,
+        toks,
+        |m, t| m.compute_mask().map(|k| k.contains(ours::TokenId(t))).map_err(|e| e.to_string()),
+        |m, t| m.consume_token(ours::TokenId(t)).map(|_| ()).map_err(|e| e.to_string()),
+    );
+    (compile, times, outcome)
 }
 
 fn run_ref(f: &ref_llg::ParserFactory, c: &bounds_cases::Case, toks: &[u32]) -> Run {
@@ -65,21 +90,13 @@ fn run_ref(f: &ref_llg::ParserFactory, c: &bounds_cases::Case, toks: &[u32]) -> 
         Ok(m) => return (compile, vec![], format!("error: {}", m.get_error().unwrap_or_default())),
         Err(e) => return (compile, vec![], format!("error: {e}")),
     };
-    let mut times = Vec::with_capacity(toks.len());
-    for (i, &t) in toks.iter().enumerate() {
-        let t1 = Instant::now();
-        let mask = m.compute_mask();
-        times.push(t1.elapsed().as_secs_f64() * 1e6);
-        match mask {
-            Ok(mask) if mask.is_allowed(t) => {}
-            Ok(_) => return (compile, times, format!("rejected at token {i}")),
-            Err(e) => return (compile, times, format!("error at token {i}: {e}")),
-        }
-        if let Err(e) = m.consume_token(t) {
-            return (compile, times, format!("error at token {i}: {e}"));
-        }
-    }
-    (compile, times, "accepted".into())
+    let (times, outcome) = replay(
+        &mut m,
+        toks,
+        |m, t| m.compute_mask().map(|k| k.is_allowed(t)).map_err(|e| e.to_string()),
+        |m, t| m.consume_token(t).map(|_| ()).map_err(|e| e.to_string()),
+    );
+    (compile, times, outcome)
 }
 
 /// xgrammar-rs: `compile_json_schema(any_whitespace, strict_mode)` or `compile_lark`, then
