@@ -5,7 +5,8 @@
 //! with what was accepted), and whether the instance was accepted.
 //!
 //! Run: `cargo bench -p llguidance --bench bounds` (o200k; `BOUNDS_TOKENIZER=path` for
-//! another tokenizer, e.g. `../shared/tokenizers/llama3.tokenizer.json`).
+//! another tokenizer, e.g. `../shared/tokenizers/llama3.tokenizer.json`; `BOUNDS_CASE=text` for
+//! the cases whose name holds it).
 
 use std::time::Instant;
 
@@ -24,7 +25,10 @@ fn main() {
         "{:<38} {:>10} {:>7} {:>9} {:>9} {:>14}  outcome",
         "case", "compile ms", "tokens", "p50 µs", "p99 µs", "slope µs/1k"
     );
-    for c in cases() {
+    let only = std::env::var("BOUNDS_CASE").ok();
+    for c in
+        cases().into_iter().filter(|c| only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
+    {
         let t0 = Instant::now();
         let source = match c.kind {
             "json" => GrammarSource::JsonSchema(c.grammar.clone()),

@@ -117,6 +117,9 @@ pub struct SliceStats {
     /// walk split at the lexer state (by this mask, or kept from an earlier one): the tokens
     /// the lexer decided alone, and the parser's walk below the places where a lexeme ends.
     pub split: u64,
+    /// Masks computed at a lexer state's counter twin (a bounded repeat with more room than
+    /// the longest token; see `lexer::DerivreLexer::mask_twin`).
+    pub twins: u64,
 }
 
 impl Drop for Matcher {
@@ -174,6 +177,7 @@ impl Matcher {
                 None => DerivreLexer::new(&grammar.spec)?,
             };
             lexer.set_proofs(!shared.plain);
+            lexer.set_token_horizon(if shared.plain { 0 } else { shared.trie.max_token_len() });
             Ok(Parser::new(grammar.cfg.clone(), lexer, opts)?)
         }));
         let mut parser = built.unwrap_or_else(|p| {
@@ -450,10 +454,16 @@ impl Matcher {
             match &mut m.backend {
                 Backend::Earley(p) => {
                     let key = p.position_key();
+                    // Inside a bounded repeat with more room than the longest token, the
+                    // mask is its counter twin's (`lexer::DerivreLexer::mask_twin`): one state
+                    // for all such positions, whose walks, proofs and first-row masks are
+                    // kept. (At a mask, the committed position is the current one.)
+                    let real = key.1;
+                    let twin = p.lexer_mut().mask_twin(real).unwrap_or(real);
                     // First row: a state the template knows is shared across the grammar's
                     // matchers, a newer one kept for the next template.
                     let template = m.template.as_ref().filter(|_| key.0 == 0);
-                    let known = template.filter(|t| key.1.as_usize() < t.states);
+                    let known = template.filter(|t| twin.as_usize() < t.states);
                     // First-row masks are shared by the grammar's matchers, which stop on the
                     // vocabulary's EOS ids: a matcher with its own stop set keeps out.
                     let skip = std::mem::take(&mut m.skip_row0)
@@ -461,13 +471,10 @@ impl Matcher {
                         || m.stop_tokens.is_some();
                     if key.0 == 0 && !skip {
                         let hit = match known {
-                            Some(t) => t
-                                .row0
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .get(&key.1)
-                                .cloned(),
-                            None => m.row0_own.get(&key.1).cloned(),
+                            Some(t) => {
+                                t.row0.lock().unwrap_or_else(|e| e.into_inner()).get(&twin).cloned()
+                            }
+                            None => m.row0_own.get(&twin).cloned(),
                         };
                         if let Some(mask) = hit {
                             m.mask_cache_hits += 1;
@@ -479,6 +486,8 @@ impl Matcher {
                     // per mask at 128k tokens: a large allocation also consolidates
                     // glibc's fast bins).
                     let scratch = m.last_mask.take().map(|(_, s)| s);
+                    p.replace_lexer_state(twin);
+                    m.slicing.twins += u64::from(twin != real);
                     let mask = match (&m.shared.slices, m.slicing.on) {
                         (Some(slices), true) => sliced_mask(
                             p,
@@ -490,9 +499,11 @@ impl Matcher {
                                 states: t.states,
                             }),
                             scratch,
-                        )?,
-                        _ => p.compute_mask(&m.shared.trie)?,
+                        ),
+                        _ => p.compute_mask(&m.shared.trie).map_err(Error::from),
                     };
+                    p.replace_lexer_state(real);
+                    let mask = mask?;
                     if mask.is_empty() {
                         // Never an empty mask: a server cannot sample from one. The sticky
                         // error state allows EOS only.
@@ -507,10 +518,10 @@ impl Matcher {
                     if let Some(t) = known.filter(|_| shared_row0) {
                         let mut r = t.row0.lock().unwrap_or_else(|e| e.into_inner());
                         if r.len() < ROW0_MASKS {
-                            r.insert(key.1, mask.clone());
+                            r.insert(twin, mask.clone());
                         }
                     } else if template.is_some() && shared_row0 && m.row0_own.len() < ROW0_MASKS {
-                        m.row0_own.insert(key.1, mask.clone());
+                        m.row0_own.insert(twin, mask.clone());
                     }
                     m.last_mask = Some((key, mask));
                     Ok(None)
@@ -835,6 +846,7 @@ impl Matcher {
             walked: self.slicing.walked,
             partial: self.slicing.partial,
             split: self.slicing.split,
+            twins: self.slicing.twins,
         }
     }
 

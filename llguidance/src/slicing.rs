@@ -41,6 +41,8 @@ pub(crate) struct Slicing {
     pub(crate) partial: u64,
     pub(crate) applied: u64,
     pub(crate) walked: u64,
+    /// Masks computed at a counter twin.
+    pub(crate) twins: u64,
 }
 
 /// Most minority states (after a first character) a partial proof asks about.

@@ -10,6 +10,8 @@
 //!   with bounds), each compiled once, two matchers of it walked one after the other (the
 //!   second starts from the first one's lexer), random tokens; the size is set by
 //!   `SOUNDNESS_CASES` (default 24, what `.ci/run` runs).
+//! - `counter_twins_equal_the_plain_walk`: grammars with bounded repeats longer than the
+//!   longest token, walked up to and across the bound (the masks computed at counter twins).
 //! - `proofs_equal_the_plain_walk_on_maskbench` (ignored: needs `../shared`): every
 //!   `SOUNDNESS_EVERY`-th MaskBench file (default 40), each valid instance's canonical
 //!   tokens. Run it with
@@ -219,4 +221,65 @@ fn proofs_equal_the_plain_walk_on_maskbench() {
     }
     println!("{schemas} schemas, {masks} masks compared, {applied} slices applied, 0 differences");
     assert!(masks > 0);
+}
+
+/// Counter twins (`lexer::DerivreLexer::mask_twin`): inside a bounded repeat with more room
+/// than the longest token, the mask is computed at the state with the repeat relaxed. The
+/// masks along long walks through such repeats (JSON `maxLength` / `minLength` under the
+/// chunking threshold, Lark repeats followed by a lexeme that takes the same characters, a
+/// multi-character body, repeats under a union, an intersection that must not be relaxed)
+/// equal the plain computation's at every step, up to and across the bound: walks pick
+/// a random allowed token, or the longest allowed one, to reach the bound at every offset
+/// from it.
+#[test]
+fn counter_twins_equal_the_plain_walk() {
+    let fast_f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let plain_f = fast_f.plain();
+    let vocab = fast_f.tokenizer().vocab().clone();
+    let eos = vocab.eos_tokens().to_vec();
+    let horizon = fast_f.trie().max_token_len();
+    let n = 2 * horizon + 40;
+    let grammars = [
+        GrammarSource::JsonSchema(format!(r#"{{"type": "string", "maxLength": {n}}}"#)),
+        GrammarSource::JsonSchema(format!(
+            r#"{{"type": "object", "properties": {{"a": {{"type": "string", "minLength": {n}, "maxLength": {}}}}}, "required": ["a"], "additionalProperties": false}}"#,
+            2 * n
+        )),
+        GrammarSource::JsonSchema(format!(
+            r#"{{"type": "array", "items": {{"type": "string", "maxLength": {}}}}}"#,
+            horizon + 3
+        )),
+        GrammarSource::Lark(format!("start: A B\nA: /[a-z ]{{0,{n}}}/\nB: /[a-z0-9]+/\n")),
+        GrammarSource::Lark(format!("start: \"<\" A \">\"\nA: /(ab|c){{3,{n}}}/\n")),
+        GrammarSource::Lark(format!("start: A\nA: /x[a-z]{{{n},}}y|z[a-m]{{0,{n}}}/\n")),
+        GrammarSource::Lark(format!("start: A\nA: /[a-z]{{0,{n}}}/ & /[a-y]*/\n")),
+    ];
+    let (mut masks, mut twins) = (0, 0);
+    for (gi, src) in grammars.iter().enumerate() {
+        let g = fast_f.compile(src).unwrap_or_else(|e| panic!("grammar {gi}: {e}"));
+        let pg = plain_f.compile(src).unwrap();
+        for w in 0..4u64 {
+            let mut seed = gi as u64 * 131 + w + 1;
+            let mut fast = fast_f.matcher_for(g.clone()).unwrap();
+            let mut plain = plain_f.matcher_for(pg.clone()).unwrap();
+            let what = format!("grammar {gi} walk {w}");
+            masks += walk(&mut fast, &mut plain, &what, |step, mask| {
+                let choices: Vec<TokenId> = mask.iter().filter(|t| !eos.contains(t)).collect();
+                if step >= 400 || choices.is_empty() {
+                    return None;
+                }
+                // Walk 0: random tokens; the others: the longest allowed token from a random
+                // step on, so that the bound is met at different offsets.
+                let longest = w > 0 && lcg(&mut seed) % (w + 1) != 0;
+                Some(if longest {
+                    *choices.iter().max_by_key(|&&t| vocab.token_bytes(t).len()).expect("some")
+                } else {
+                    choices[lcg(&mut seed) as usize % choices.len()]
+                })
+            });
+            twins += fast.slice_stats().twins;
+        }
+    }
+    println!("{masks} masks compared, {twins} computed at a counter twin");
+    assert!(twins > 0, "no mask was computed at a counter twin: the oracle compared nothing");
 }

@@ -146,6 +146,15 @@ impl<L: Lexer> Parser<L> {
         self.stack.last().expect("the stack holds the start").lexer
     }
 
+    /// Puts `state` in place of the lexer state at the committed position (for a mask
+    /// computed from a state with the same mask, such as the lexer's counter twin) and
+    /// returns the one it replaces; the caller puts that back before the parse goes on.
+    /// [`Parser::position_key`] reads the replaced state meanwhile.
+    pub fn replace_lexer_state(&mut self, state: StateId) -> StateId {
+        debug_assert_eq!(self.stack.len(), self.base + 1);
+        std::mem::replace(&mut self.stack[self.base].lexer, state)
+    }
+
     /// The committed position as (row, lexer state). The mask is a function of it: two
     /// positions with the same key allow the same tokens, as long as no rollback happened
     /// in between (a rollback drops rows, and a row index may then be reused for another

@@ -9,9 +9,11 @@
 //! - [`translate`]: lexer spec → derivre expressions;
 //! - [`live`]: liveness and witnesses;
 //! - [`containment`]: the containment proof rules the slicer relies on;
+//! - [`counters`]: twins of states inside bounded repeats, for masks;
 //! - [`exprs`]: expression predicates and rewrites shared by the last two.
 
 mod containment;
+mod counters;
 mod exprs;
 mod live;
 mod partitions;
@@ -156,6 +158,8 @@ struct Cache {
     /// `Contained` answers by containment rule (index: the rule's number in
     /// `containment.rs`), for the soundness tests.
     rule_hits: [u64; 9],
+    /// Bounded repeats known, and the twin of each state asked (see [`counters`]).
+    counters: counters::Counters,
 }
 
 /// A copy of `v` with room for `extra` more elements (a plain `clone` has none: the first
@@ -209,6 +213,7 @@ impl Cache {
             + self.deriv.num_bytes()
             + self.relevance.num_bytes()
             + self.next_byte.num_bytes()
+            + self.counters.num_bytes()
     }
 
     /// A copy with room for `room` more states (and `num_classes` table entries each).
@@ -254,6 +259,7 @@ impl Cache {
             relevance: self.relevance.clone(),
             next_byte: self.next_byte.clone(),
             rule_hits: self.rule_hits,
+            counters: self.counters.clone(),
         }
     }
 }
@@ -388,6 +394,7 @@ impl DerivreLexer {
                 relevance: RelevanceCache::new(),
                 next_byte: NextByteCache::new(),
                 rule_hits: [0; 9],
+                counters: counters::Counters::default(),
             },
         };
         let dead = lx.intern(Vec::new())?;

@@ -1,0 +1,335 @@
+//! Counter twins: a lexer state whose members count a bounded repeat `B{m,n}` (a JSON
+//! string's `maxLength`, a Lark `/[a-z ]{0,10000}/`) is a new state at every character, so
+//! each of its masks would walk the trie afresh. No token is longer than the vocabulary's
+//! longest, `H` bytes, so a token's walk reads at most `H` iterations of a repeat (each
+//! iteration of a body that cannot be empty reads at least one byte). Hence, for every
+//! byte string of at most `H` bytes, a member with `B{m,n}` behaves exactly as the same
+//! member with `B{min(m, H + 1), ∞}` when `n > H` (the bound is never reached within a
+//! token) and with `B{H + 1, n}` when `m > H + 1` (the minimum is never met within one):
+//! the same strings are live, the same are accepted, by the same lexemes. The mask of a
+//! state is a function of what its members do on the tokens' bytes, so the state with every
+//! such repeat relaxed (its *twin*, [`DerivreLexer::mask_twin`]) has the same mask. The twins
+//! of all the states a long bounded string passes through are one state (with `n` relaxed
+//! to `∞` they are the unbounded string's state, whose walks and slice proofs are kept).
+//!
+//! Only repeats reached through unions and concatenations are relaxed (a repeat under a
+//! complement or an intersection changes which continuations keep the state alive:
+//! `B{0,5} & ~B{0,5}` is dead, its relaxation is not), and never inside a repeat's body.
+//!
+//! derivre (0.3.13) keeps a repeat's bounds out of its API but hash-conses its nodes: the
+//! node of `B{m,n}` is the one `mk_repeat(B, m, n)` returns. The bounds written in a
+//! lexeme's spec (its `Repeat` nodes and the `{m,n}` of its regexes) are tried against the
+//! repeat nodes of its expression ("seeds"); a derivative of `B{m,n}` holds `B{m-1,n-1}`
+//! (derivre's derivative of a repeat), so the nodes of a seed after `k` iterations are
+//! registered ahead of the states that reach them. A repeat node not found is left as it
+//! is (the twin is then the state itself: slower, never wrong).
+//!
+//! Tests: `llguidance/tests/soundness.rs` (masks with twins equal the plain computation's,
+//! which has none), `counter_twins_tests` below.
+
+use super::*;
+
+/// Nodes a relaxation reads at most per member (a member beyond it keeps its repeats).
+const RELAX_NODES: u32 = 256;
+/// Nodes a seed search reads at most per lexeme.
+const SEED_NODES: usize = 20_000;
+/// Distinct bounds tried per lexeme at most.
+const MAX_CANDIDATES: usize = 64;
+
+/// A bounded repeat `body{min,max}` found in a lexeme's expression.
+#[derive(Clone, Debug)]
+struct Seed {
+    body: ExprRef,
+    min: u32,
+    /// `u32::MAX`: unbounded.
+    max: u32,
+    /// The nodes after `0..=registered` iterations are in [`Counters::nodes`].
+    registered: u32,
+}
+
+impl Seed {
+    /// The bounds after `k` iterations (`k <= max`).
+    fn at(&self, k: u32) -> (u32, u32) {
+        let max = if self.max == u32::MAX { u32::MAX } else { self.max - k };
+        (self.min.saturating_sub(k), max)
+    }
+}
+
+/// What the lexer knows of its bounded repeats, and the twin of each state asked about.
+#[derive(Clone, Default)]
+pub(super) struct Counters {
+    /// The longest token in bytes; 0: no twins.
+    horizon: u32,
+    seeds: Vec<Seed>,
+    /// Each known repeat node: (seed, iterations).
+    nodes: HashMap<ExprRef, (u32, u32)>,
+    /// Per lexeme: its seeds were searched for (`Some`), and whether it has any that a
+    /// twin may relax.
+    searched: HashMap<LexemeIdx, bool>,
+    twins: HashMap<StateId, StateId>,
+}
+
+impl Counters {
+    pub(super) fn num_bytes(&self) -> usize {
+        self.seeds.capacity() * std::mem::size_of::<Seed>()
+            + self.nodes.capacity() * (std::mem::size_of::<(ExprRef, (u32, u32))>() + 1)
+            + self.searched.capacity() * (std::mem::size_of::<(LexemeIdx, bool)>() + 1)
+            + self.twins.capacity() * (std::mem::size_of::<(StateId, StateId)>() + 1)
+    }
+
+    /// Whether bounds `(min, max)` would be relaxed under the horizon.
+    fn relaxes(&self, (min, max): (u32, u32)) -> bool {
+        (max != u32::MAX && max > self.horizon) || min > self.horizon + 1
+    }
+
+    /// The relaxed bounds of `(min, max)`.
+    fn relaxed(&self, (min, max): (u32, u32)) -> (u32, u32) {
+        let min = min.min(self.horizon + 1);
+        let max = if max > self.horizon { u32::MAX } else { max };
+        (min, max)
+    }
+}
+
+/// The `{m,n}`, `{m,}` and `{m}` bounds written in a regex's text (escaped braces too: a
+/// candidate that is no repeat's bounds is tried and matches nothing).
+fn regex_bounds(rx: &str, out: &mut Vec<(u32, u32)>) {
+    let b = rx.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'{' {
+            i += 1;
+            continue;
+        }
+        let num = |j: &mut usize| -> Option<u32> {
+            let start = *j;
+            while *j < b.len() && b[*j].is_ascii_digit() {
+                *j += 1;
+            }
+            rx.get(start..*j).and_then(|s| s.parse().ok())
+        };
+        let mut j = i + 1;
+        let Some(min) = num(&mut j) else {
+            i += 1;
+            continue;
+        };
+        let bounds = match b.get(j) {
+            Some(b'}') => Some((min, min)),
+            Some(b',') => {
+                j += 1;
+                match (num(&mut j), b.get(j)) {
+                    (Some(max), Some(b'}')) => Some((min, max)),
+                    (None, Some(b'}')) => Some((min, u32::MAX)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some((lo, hi)) = bounds.filter(|(lo, hi)| lo <= hi) {
+            out.push((lo, hi));
+        }
+        i = j.max(i + 1);
+    }
+}
+
+/// The bounds written anywhere in a lexeme's spec.
+fn spec_bounds(spec: &RegexSpec, out: &mut Vec<(u32, u32)>) {
+    match spec {
+        RegexSpec::Repeat { min, max, .. } => out.push((*min, max.unwrap_or(u32::MAX))),
+        RegexSpec::Regex(rx) => regex_bounds(rx, out),
+        _ => {}
+    }
+    for c in spec.children() {
+        spec_bounds(c, out);
+    }
+}
+
+impl DerivreLexer {
+    /// Sets the longest token, in bytes, of the vocabulary masks are computed over (0, the
+    /// default, turns twins off: [`DerivreLexer::mask_twin`] answers the state itself).
+    pub fn set_token_horizon(&mut self, bytes: usize) {
+        let h = u32::try_from(bytes).unwrap_or(u32::MAX / 2).min(u32::MAX / 2);
+        if h != self.cache.counters.horizon {
+            self.cache.counters.horizon = h;
+            self.cache.counters.twins.clear();
+        }
+    }
+
+    /// A state with the same mask as `state` over tokens of at most the horizon's bytes,
+    /// where bounded repeats with more room than that are relaxed (see the module doc);
+    /// `state` itself when nothing relaxes, for a start state, and with no horizon set.
+    pub fn mask_twin(&mut self, state: StateId) -> Result<StateId, Error> {
+        let c = &self.cache.counters;
+        if c.horizon == 0 || state == StateId::DEAD {
+            return Ok(state);
+        }
+        if let Some(&t) = c.twins.get(&state) {
+            return Ok(t);
+        }
+        let twin = self.make_twin(state)?;
+        self.cache.counters.twins.insert(state, twin);
+        Ok(twin)
+    }
+
+    fn make_twin(&mut self, state: StateId) -> Result<StateId, Error> {
+        let Some(members) = self.cache.members.get(state.as_usize()) else {
+            return Err(ErrorKind::InvalidState { state: state.0 }.into());
+        };
+        if self.cache.starts[state.as_usize()] {
+            return Ok(state);
+        }
+        let mut members = members.to_vec();
+        let mut changed = false;
+        for m in members.iter_mut() {
+            if !self.search_seeds(m.0) {
+                continue;
+            }
+            let mut budget = RELAX_NODES;
+            let r = self.relax(m.1, &mut budget);
+            if r != m.1 {
+                m.1 = r;
+                changed = true;
+            }
+        }
+        if !changed {
+            return Ok(state);
+        }
+        self.intern(members)
+    }
+
+    /// Finds the seeds of lexeme `lx` (once); whether it has any a twin may relax.
+    fn search_seeds(&mut self, lx: LexemeIdx) -> bool {
+        if let Some(&any) = self.cache.counters.searched.get(&lx) {
+            return any;
+        }
+        let mut bounds = Vec::new();
+        if let Some(l) = self.spec.lexemes.get(lx.as_usize()) {
+            spec_bounds(&l.regex, &mut bounds);
+        }
+        bounds.sort_unstable();
+        bounds.dedup();
+        bounds.truncate(MAX_CANDIDATES);
+        let c = &self.cache.counters;
+        let any = bounds.iter().any(|&b| c.relaxes(b));
+        if any {
+            self.find_seeds(self.lexeme_exprs[lx.as_usize()], &bounds);
+        }
+        self.cache.counters.searched.insert(lx, any);
+        any
+    }
+
+    /// Registers every repeat node under `root` whose bounds are among `bounds`.
+    fn find_seeds(&mut self, root: ExprRef, bounds: &[(u32, u32)]) {
+        let mut seen: HashSet<ExprRef> = HashSet::new();
+        let mut todo = vec![root];
+        while let Some(e) = todo.pop() {
+            if seen.len() >= SEED_NODES || !seen.insert(e) {
+                continue;
+            }
+            let x = &mut self.cache.exprs;
+            todo.extend_from_slice(x.get_args(e));
+            if x.get_tag(e) as u8 != tag::REPEAT || self.cache.counters.nodes.contains_key(&e) {
+                continue;
+            }
+            let body = x.get_args(e)[0];
+            let found = bounds.iter().find(|&&(min, max)| {
+                !(max == u32::MAX && min <= 1) && x.mk_repeat(body, min, max) == e
+            });
+            if let Some(&(min, max)) = found {
+                let c = &mut self.cache.counters;
+                let seed = c.seeds.len() as u32;
+                c.seeds.push(Seed { body, min, max, registered: 0 });
+                c.nodes.insert(e, (seed, 0));
+                self.register_ahead(seed, 0);
+            }
+        }
+    }
+
+    /// The bounds of repeat node `e`, if known, registering the nodes of the iterations
+    /// up to twice the horizon ahead of it.
+    fn repeat_bounds(&mut self, e: ExprRef) -> Option<(u32, u32)> {
+        let (seed, k) = *self.cache.counters.nodes.get(&e)?;
+        self.register_ahead(seed, k);
+        Some(self.cache.counters.seeds[seed as usize].at(k))
+    }
+
+    /// Registers the nodes of `seed` after up to `k` + twice the horizon iterations (a
+    /// state reached by one token from the one at `k` finds its node known).
+    fn register_ahead(&mut self, seed: u32, k: u32) {
+        let c = &mut self.cache.counters;
+        let s = c.seeds[seed as usize].clone();
+        let want = k.saturating_add(2 * c.horizon + 2);
+        if s.registered >= want {
+            return;
+        }
+        // Up to `want`, or done for good (`u32::MAX`) where the repeat runs out.
+        let mut registered = want;
+        for j in s.registered + 1..=want {
+            if s.max != u32::MAX && j > s.max {
+                registered = u32::MAX;
+                break;
+            }
+            let (min, max) = s.at(j);
+            let node = self.cache.exprs.mk_repeat(s.body, min, max);
+            if self.cache.exprs.get_tag(node) as u8 != tag::REPEAT {
+                registered = u32::MAX;
+                break;
+            }
+            c.nodes.entry(node).or_insert((seed, j));
+            if max == u32::MAX && min <= 1 {
+                registered = u32::MAX;
+                break;
+            }
+        }
+        c.seeds[seed as usize].registered = registered;
+    }
+
+    /// `e` with its relaxable repeats relaxed (unions and concatenations only; see the
+    /// module doc); `e` itself past `budget` nodes.
+    fn relax(&mut self, e: ExprRef, budget: &mut u32) -> ExprRef {
+        if *budget == 0 {
+            return e;
+        }
+        *budget -= 1;
+        match self.cache.exprs.get_tag(e) as u8 {
+            tag::REPEAT => match self.repeat_bounds(e) {
+                Some(b) if self.cache.counters.relaxes(b) => {
+                    let (min, max) = self.cache.counters.relaxed(b);
+                    let body = self.cache.exprs.get_args(e)[0];
+                    self.cache.exprs.mk_repeat(body, min, max)
+                }
+                _ => e,
+            },
+            tag::CONCAT => {
+                let [a, b] = [self.cache.exprs.get_args(e)[0], self.cache.exprs.get_args(e)[1]];
+                let (ra, rb) = (self.relax(a, budget), self.relax(b, budget));
+                if (ra, rb) == (a, b) {
+                    e
+                } else {
+                    self.cache.exprs.mk_concat(ra, rb)
+                }
+            }
+            tag::OR => {
+                let alts = self.cache.exprs.get_args(e).to_vec();
+                let relaxed: Vec<ExprRef> = alts.iter().map(|&a| self.relax(a, budget)).collect();
+                if relaxed == alts {
+                    e
+                } else {
+                    mk_union(&mut self.cache.exprs, &relaxed)
+                }
+            }
+            _ => e,
+        }
+    }
+}
+
+#[cfg(test)]
+mod counter_twins_tests {
+    use super::*;
+
+    #[test]
+    fn bounds_are_read_off_regex_text() {
+        let mut out = Vec::new();
+        regex_bounds(r"[a-z]{0,10000}x{3}\d{2,}\{a}{7,2}", &mut out);
+        assert_eq!(out, vec![(0, 10000), (3, 3), (2, u32::MAX)]);
+    }
+}
