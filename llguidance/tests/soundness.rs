@@ -226,7 +226,7 @@ fn proofs_equal_the_plain_walk_on_maskbench() {
 /// Counter twins (`lexer::DerivreLexer::mask_twin`): inside a bounded repeat with more room
 /// than the longest token, the mask is computed at the state with the repeat relaxed. The
 /// masks along long walks through such repeats (JSON `maxLength` / `minLength` under the
-/// chunking threshold, Lark repeats followed by a lexeme that takes the same characters, a
+/// chunking threshold, a `pattern` of one repeated class fused with its `maxLength`, Lark repeats followed by a lexeme that takes the same characters, a
 /// multi-character body, repeats under a union, an intersection that must not be relaxed)
 /// equal the plain computation's at every step, up to and across the bound: walks pick
 /// a random allowed token, or the longest allowed one, to reach the bound at every offset
@@ -244,6 +244,9 @@ fn counter_twins_equal_the_plain_walk() {
         GrammarSource::JsonSchema(format!(
             r#"{{"type": "object", "properties": {{"a": {{"type": "string", "minLength": {n}, "maxLength": {}}}}}, "required": ["a"], "additionalProperties": false}}"#,
             2 * n
+        )),
+        GrammarSource::JsonSchema(format!(
+            r#"{{"type": "string", "pattern": "^[a-z ]*$", "maxLength": {n}}}"#
         )),
         GrammarSource::JsonSchema(format!(
             r#"{{"type": "array", "items": {{"type": "string", "maxLength": {}}}}}"#,

@@ -127,6 +127,7 @@ impl Rx {
             (Rx::And(a), Rx::And(b)) => {
                 let mut v: Vec<Term> = a.iter().chain(b).cloned().collect();
                 drop_implied_lengths(&mut v);
+                fuse_class_lengths(&mut v);
                 if v.len() > 1 && contradicts(&v) {
                     Rx::Nothing
                 } else {
@@ -261,6 +262,39 @@ fn drop_implied_lengths(v: &mut Vec<Term>) {
     });
 }
 
+/// A length bound beside a repeated character class (`pattern: "^[a-z ]*$"` with
+/// `maxLength: 1000`) becomes one repeat of the class, `[a-z ]{0,1000}`: the same strings
+/// (both count characters), and a lexeme without an intersection, whose states inside the
+/// repeat share their masks (the lexer's counter twins; an intersection's states cannot).
+/// Bounds that leave nothing stay as they are.
+fn fuse_class_lengths(v: &mut Vec<Term>) {
+    use regex_syntax::hir::{Class, Hir, HirKind, Repetition};
+    let Some(li) = v.iter().position(|t| matches!(t, Term::Len(b) if !b.is_any())) else {
+        return;
+    };
+    let Term::Len(b) = v[li] else { return };
+    for i in 0..v.len() {
+        let Term::Regex(RegexSpec::Regex(text)) = &v[i] else { continue };
+        let Ok(hir) = regex_syntax::ParserBuilder::new().build().parse(text) else { continue };
+        let HirKind::Repetition(r) = hir.kind() else { continue };
+        if !matches!(r.sub.kind(), HirKind::Class(Class::Unicode(_))) {
+            continue;
+        }
+        let min = b.min.max(r.min);
+        let max = match (b.max, r.max) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        if max.is_some_and(|m| m < min) {
+            return;
+        }
+        let rep = Hir::repetition(Repetition { min, max, greedy: true, sub: r.sub.clone() });
+        v[i] = Term::Regex(RegexSpec::Regex(rep.to_string()));
+        v.remove(li);
+        return;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,6 +330,24 @@ mod tests {
         assert_eq!(conjuncts(&word.and(&len(0, Some(2)))), 2);
         // Two lengths alone stay.
         assert_eq!(conjuncts(&len(1, None).and(&len(0, Some(5)))), 2);
+    }
+
+    #[test]
+    fn a_length_beside_a_repeated_class_is_one_repeat() {
+        let rx = |t: &str| Rx::regex(RegexSpec::Regex(t.into()));
+        let one = |r: &Rx| match r {
+            Rx::And(v) => match v.as_slice() {
+                [Term::Regex(RegexSpec::Regex(t))] => t.clone(),
+                _ => format!("{} conjuncts", v.len()),
+            },
+            _ => "not an intersection".into(),
+        };
+        assert_eq!(one(&rx("[a-z ]*").and(&len(0, Some(1000)))), "[ a-z]{0,1000}");
+        assert_eq!(one(&len(3, None).and(&rx("[a-z]+"))), "[a-z]{3,}");
+        assert_eq!(one(&rx("[a-z]{2,8}").and(&len(5, Some(20)))), "[a-z]{5,8}");
+        // Not a class repeated, or bounds that leave nothing: both conjuncts stay.
+        assert_eq!(one(&rx("(ab)*").and(&len(0, Some(9)))), "2 conjuncts");
+        assert_eq!(one(&rx("[a-z]{2,3}").and(&len(5, None))), "2 conjuncts");
     }
 
     #[test]
