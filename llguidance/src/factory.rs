@@ -164,7 +164,7 @@ impl ParserFactory {
         let trie = TokTrie::from_vocab(tokenizer.vocab())?;
         let slices = slicer::Slices::new(tokenizer.vocab(), &slicer::SliceSpec::standard())
             .map_err(|e| Error::new(ErrorKind::Tokenizer, format!("vocabulary slices: {e}")))?;
-        Ok(ParserFactory {
+        let f = ParserFactory {
             shared: Arc::new(Shared {
                 tokenizer,
                 trie,
@@ -175,8 +175,13 @@ impl ParserFactory {
                 plain: false,
                 forced_memo: Default::default(),
                 compile_deadline: None,
+                length_splits: Default::default(),
             }),
-        })
+        };
+        // Built with the trie and slices, not at a decode's first mask near a bound
+        // (o200k: 24 ms beside the factory's 367 ms; llama3: 13 ms beside 469 ms).
+        f.shared.length_splits();
+        Ok(f)
     }
 
     /// The same factory choosing engines by `engine` (default [`Engine::Auto`]: a token DFA

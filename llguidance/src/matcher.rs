@@ -12,7 +12,7 @@ use toktrie::{TokenId, TokenSet};
 use crate::cancel::{CancelSlot, CancellationHandle};
 use crate::error::ErrorKind;
 use crate::shared::{Engine, LexerTemplate, Shared, ROW0_MASKS};
-use crate::slicing::{sliced_mask, Slicing, Walks};
+use crate::slicing::{sliced_mask, walk_long, Slicing, Walks};
 use crate::Error;
 
 /// The engine behind a matcher.
@@ -120,6 +120,9 @@ pub struct SliceStats {
     /// Masks computed at a lexer state's counter twin (a bounded repeat with more room than
     /// the longest token; see `lexer::DerivreLexer::mask_twin`).
     pub twins: u64,
+    /// Masks nearer a bound than the longest token: the short tokens' part from a counter
+    /// twin, the long tokens walked (see `lexer::DerivreLexer::mask_twin_at`).
+    pub splits: u64,
 }
 
 impl Drop for Matcher {
@@ -457,53 +460,99 @@ impl Matcher {
                     // Inside a bounded repeat with more room than the longest token, the
                     // mask is its counter twin's (`lexer::DerivreLexer::mask_twin`): one state
                     // for all such positions, whose walks, proofs and first-row masks are
-                    // kept. (At a mask, the committed position is the current one.)
+                    // kept. (At a mask, the committed position is the current one.) Nearer
+                    // the bound, the twin for tokens of at most `h` bytes gives their part
+                    // of the mask and the longer ones are walked from the state itself.
                     let real = key.1;
-                    let twin = p.lexer_mut().mask_twin(real).unwrap_or(real);
+                    let mut at = p.lexer_mut().mask_twin(real).unwrap_or(real);
+                    let shared = m.shared.clone();
+                    let mut split = None;
+                    if at == real && !shared.plain {
+                        for s in shared.length_splits() {
+                            let g = p.lexer_mut().mask_twin_at(real, s.h()).unwrap_or(real);
+                            if g != real {
+                                (at, split) = (g, Some(s));
+                                break;
+                            }
+                        }
+                    }
                     // First row: a state the template knows is shared across the grammar's
                     // matchers, a newer one kept for the next template.
                     let template = m.template.as_ref().filter(|_| key.0 == 0);
-                    let known = template.filter(|t| twin.as_usize() < t.states);
+                    let known = template.filter(|t| at.as_usize() < t.states);
                     // First-row masks are shared by the grammar's matchers, which stop on the
                     // vocabulary's EOS ids: a matcher with its own stop set keeps out.
                     let skip = std::mem::take(&mut m.skip_row0)
                         || m.shared.plain
                         || m.stop_tokens.is_some();
+                    let mut hit = None;
                     if key.0 == 0 && !skip {
-                        let hit = match known {
+                        hit = match known {
                             Some(t) => {
-                                t.row0.lock().unwrap_or_else(|e| e.into_inner()).get(&twin).cloned()
+                                t.row0.lock().unwrap_or_else(|e| e.into_inner()).get(&at).cloned()
                             }
-                            None => m.row0_own.get(&twin).cloned(),
+                            None => m.row0_own.get(&at).cloned(),
                         };
-                        if let Some(mask) = hit {
+                        if hit.is_some() {
                             m.mask_cache_hits += 1;
-                            m.last_mask = Some((key, mask));
-                            return Ok(None);
                         }
                     }
-                    // The last mask's buffer is reused (one 16 KB allocation and free less
-                    // per mask at 128k tokens: a large allocation also consolidates
-                    // glibc's fast bins).
-                    let scratch = m.last_mask.take().map(|(_, s)| s);
-                    p.replace_lexer_state(twin);
-                    m.slicing.twins += u64::from(twin != real);
-                    let mask = match (&m.shared.slices, m.slicing.on) {
-                        (Some(slices), true) => sliced_mask(
-                            p,
-                            slices,
-                            &m.shared.trie,
-                            &mut m.slicing,
-                            m.template.as_deref().map(|t| crate::slicing::TemplateWalks {
-                                walks: &t.walks,
-                                states: t.states,
-                            }),
-                            scratch,
-                        ),
-                        _ => p.compute_mask(&m.shared.trie).map_err(Error::from),
+                    let mask = match hit {
+                        Some(mask) => mask,
+                        None => {
+                            // The last mask's buffer is reused (one 16 KB allocation and free
+                            // less per mask at 128k tokens: a large allocation also
+                            // consolidates glibc's fast bins).
+                            let scratch = m.last_mask.take().map(|(_, s)| s);
+                            p.replace_lexer_state(at);
+                            m.slicing.twins += u64::from(at != real);
+                            let mask = match (&m.shared.slices, m.slicing.on) {
+                                (Some(slices), true) => sliced_mask(
+                                    p,
+                                    slices,
+                                    &m.shared.trie,
+                                    &mut m.slicing,
+                                    m.template.as_deref().map(|t| crate::slicing::TemplateWalks {
+                                        walks: &t.walks,
+                                        states: t.states,
+                                    }),
+                                    scratch,
+                                ),
+                                _ => p.compute_mask(&m.shared.trie).map_err(Error::from),
+                            };
+                            p.replace_lexer_state(real);
+                            let mask = mask?;
+                            let shared_row0 = m.stop_tokens.is_none() && !mask.is_empty();
+                            if let Some(t) = known.filter(|_| shared_row0) {
+                                let mut r = t.row0.lock().unwrap_or_else(|e| e.into_inner());
+                                if r.len() < ROW0_MASKS {
+                                    r.insert(at, mask.clone());
+                                }
+                            } else if template.is_some()
+                                && shared_row0
+                                && m.row0_own.len() < ROW0_MASKS
+                            {
+                                m.row0_own.insert(at, mask.clone());
+                            }
+                            mask
+                        }
                     };
-                    p.replace_lexer_state(real);
-                    let mask = mask?;
+                    let mask = match split {
+                        None => mask,
+                        Some(s) => {
+                            // The short tokens as at the twin, the long ones walked here, then
+                            // the token terminals the intersection may have dropped.
+                            m.slicing.splits += 1;
+                            let mut mask = mask;
+                            mask.intersect(s.short());
+                            let template = m.template.as_deref().map(|t| {
+                                crate::slicing::TemplateWalks { walks: &t.walks, states: t.states }
+                            });
+                            walk_long(p, s, &mut m.slicing, template, &mut mask)?;
+                            p.add_token_terminals(&mut mask)?;
+                            mask
+                        }
+                    };
                     if mask.is_empty() {
                         // Never an empty mask: a server cannot sample from one. The sticky
                         // error state allows EOS only.
@@ -513,15 +562,6 @@ impl Matcher {
                              (a regex that matches nothing, or constraints that contradict \
                              each other)",
                         ));
-                    }
-                    let shared_row0 = m.stop_tokens.is_none();
-                    if let Some(t) = known.filter(|_| shared_row0) {
-                        let mut r = t.row0.lock().unwrap_or_else(|e| e.into_inner());
-                        if r.len() < ROW0_MASKS {
-                            r.insert(twin, mask.clone());
-                        }
-                    } else if template.is_some() && shared_row0 && m.row0_own.len() < ROW0_MASKS {
-                        m.row0_own.insert(twin, mask.clone());
                     }
                     m.last_mask = Some((key, mask));
                     Ok(None)
@@ -847,6 +887,7 @@ impl Matcher {
             partial: self.slicing.partial,
             split: self.slicing.split,
             twins: self.slicing.twins,
+            splits: self.slicing.splits,
         }
     }
 

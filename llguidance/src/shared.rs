@@ -44,12 +44,32 @@ pub(crate) struct Shared {
     /// Time a compile may take (front end, grammar compiler, lexer construction) before it
     /// fails ([`crate::ParserFactory::with_compile_deadline`]).
     pub(crate) compile_deadline: Option<std::time::Duration>,
+    /// The vocabulary split by token length ([`Shared::length_splits`]), built on first use.
+    pub(crate) length_splits: Arc<std::sync::OnceLock<Vec<slicer::LengthSplit>>>,
 }
+
+/// The lengths (bytes) the vocabulary is split at for masks near a bound, largest first.
+const SPLIT_LENGTHS: [u32; 4] = [64, 32, 16, 8];
 
 /// Entries of [`Shared::forced_memo`].
 const FORCED_MEMO: usize = 4096;
 
 impl Shared {
+    /// The vocabulary split by length at each of [`SPLIT_LENGTHS`] below the longest
+    /// token, largest first (built on first use: a mask within the longest token's length
+    /// of a bounded repeat's end takes the short tokens' part from a counter twin and
+    /// walks only the long trie; see `Matcher::compute_fresh`).
+    pub(crate) fn length_splits(&self) -> &[slicer::LengthSplit] {
+        self.length_splits.get_or_init(|| {
+            let longest = self.trie.max_token_len();
+            SPLIT_LENGTHS
+                .iter()
+                .filter(|&&h| (h as usize) < longest)
+                .filter_map(|&h| slicer::LengthSplit::new(self.tokenizer.vocab(), h).ok())
+                .collect()
+        })
+    }
+
     /// The canonical tokenization of forced bytes (greedy longest match without a canonical
     /// tokenizer), memoized per tokenizer.
     pub(crate) fn tokenize_forced(
@@ -91,6 +111,7 @@ impl Shared {
             plain,
             forced_memo: Default::default(),
             compile_deadline: self.compile_deadline,
+            length_splits: self.length_splits.clone(),
         }
     }
 }

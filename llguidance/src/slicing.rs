@@ -43,6 +43,8 @@ pub(crate) struct Slicing {
     pub(crate) walked: u64,
     /// Masks computed at a counter twin.
     pub(crate) twins: u64,
+    /// Masks split by token length near a bound.
+    pub(crate) splits: u64,
 }
 
 /// Most minority states (after a first character) a partial proof asks about.
@@ -278,6 +280,25 @@ fn walk_trie(
         own.map.insert(key, Walk::Plain);
     }
     Ok(true)
+}
+
+/// [`Walks`] id of the long-token trie of the [`slicer::LengthSplit`] at `h` bytes (below
+/// [`FULL_TRIE`], above any slice's index).
+const LONG_TRIES: u32 = FULL_TRIE - 256;
+
+/// Adds the long tokens of `split` allowed from the parser's position to `mask`, from a
+/// split walk kept per lexer state as for the slices (the states near a bound come back at
+/// every chunk of a long string, and at every instance).
+pub(crate) fn walk_long(
+    p: &mut Parser<DerivreLexer>,
+    split: &slicer::LengthSplit,
+    st: &mut Slicing,
+    template: Option<TemplateWalks<'_>>,
+    mask: &mut TokenSet,
+) -> Result<(), Error> {
+    let id = LONG_TRIES + split.h().min(255);
+    st.split += walk_trie(p, split.long(), id, &mut st.walks, template, mask)? as u64;
+    Ok(())
 }
 
 /// The mask as the union of the slices: a slice the lexer proves allowed is OR-ed in whole,

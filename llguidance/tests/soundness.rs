@@ -257,7 +257,7 @@ fn counter_twins_equal_the_plain_walk() {
         GrammarSource::Lark(format!("start: A\nA: /x[a-z]{{{n},}}y|z[a-m]{{0,{n}}}/\n")),
         GrammarSource::Lark(format!("start: A\nA: /[a-z]{{0,{n}}}/ & /[a-y]*/\n")),
     ];
-    let (mut masks, mut twins) = (0, 0);
+    let (mut masks, mut twins, mut splits) = (0, 0, 0);
     for (gi, src) in grammars.iter().enumerate() {
         let g = fast_f.compile(src).unwrap_or_else(|e| panic!("grammar {gi}: {e}"));
         let pg = plain_f.compile(src).unwrap();
@@ -281,8 +281,12 @@ fn counter_twins_equal_the_plain_walk() {
                 })
             });
             twins += fast.slice_stats().twins;
+            splits += fast.slice_stats().splits;
         }
     }
-    println!("{masks} masks compared, {twins} computed at a counter twin");
+    println!(
+        "{masks} masks compared, {twins} computed at a counter twin, {splits} split by length"
+    );
     assert!(twins > 0, "no mask was computed at a counter twin: the oracle compared nothing");
+    assert!(splits > 0, "no mask was split by token length: the oracle compared nothing");
 }

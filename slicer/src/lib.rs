@@ -274,6 +274,75 @@ fn is_subset(a: &regex_syntax::hir::ClassUnicode, b: &regex_syntax::hir::ClassUn
     x == *a
 }
 
+/// The trie of some of `vocab`'s tokens, as wide as `vocab` (its ids stay).
+fn sub_trie(vocab: &Vocabulary, toks: &[TokenId]) -> Result<TokTrie, Error> {
+    let mut b = VocabBuilder::new();
+    b.min_len(vocab.len());
+    for &t in toks {
+        let bytes = vocab.token_bytes(t);
+        if vocab.is_special(t) {
+            b.special(t, vocab.special_name(t).unwrap_or_default())
+                .map_err(|e| Error(e.to_string()))?;
+        } else {
+            b.token(t, bytes).map_err(|e| Error(e.to_string()))?;
+        }
+    }
+    for &e in vocab.eos_tokens() {
+        b.eos(e);
+    }
+    let v = b.build().map_err(|e| Error(e.to_string()))?;
+    TokTrie::from_vocab(&v).map_err(|e| Error(e.to_string()))
+}
+
+/// The vocabulary split by length at `h` bytes: the regular tokens of at most `h` bytes
+/// with every special token (a mask), and the trie of the longer regular tokens. A mask
+/// that is known for the short tokens from elsewhere (a lexer state that behaves the same
+/// on strings of at most `h` bytes: `lexer::DerivreLexer::mask_twin_at`) is completed by a
+/// walk of the long trie alone.
+#[derive(Clone, Debug)]
+pub struct LengthSplit {
+    h: u32,
+    short: TokenSet,
+    long: TokTrie,
+}
+
+impl LengthSplit {
+    /// Splits `vocab` at `h` bytes.
+    pub fn new(vocab: &Vocabulary, h: u32) -> Result<LengthSplit, Error> {
+        let mut short = Vec::new();
+        let mut long = Vec::new();
+        for (t, bytes) in vocab.iter() {
+            if vocab.is_special(t) || bytes.len() <= h as usize {
+                short.push(t);
+            } else {
+                long.push(t);
+            }
+        }
+        let short = TokenSet::from_ids(vocab.len(), short).map_err(|e| Error(e.to_string()))?;
+        Ok(LengthSplit { h, short, long: sub_trie(vocab, &long)? })
+    }
+
+    /// The length the vocabulary is split at, in bytes.
+    pub fn h(&self) -> u32 {
+        self.h
+    }
+
+    /// The regular tokens of at most [`LengthSplit::h`] bytes, and the special tokens.
+    pub fn short(&self) -> &TokenSet {
+        &self.short
+    }
+
+    /// The trie of the regular tokens longer than [`LengthSplit::h`] bytes.
+    pub fn long(&self) -> &TokTrie {
+        &self.long
+    }
+
+    /// Memory owned, in bytes.
+    pub fn num_bytes(&self) -> usize {
+        self.short.num_bytes() + self.long.num_bytes()
+    }
+}
+
 impl Slices {
     /// Splits `vocab`: each regular token goes to the first slice whose `C{m,n}` matches
     /// all its bytes (as UTF-8), the rest (and special tokens) to the implicit last slice.
@@ -297,24 +366,7 @@ impl Slices {
                 None => rest.push(t),
             }
         }
-        let sub = |toks: &[TokenId]| -> Result<TokTrie, Error> {
-            let mut b = VocabBuilder::new();
-            b.min_len(n);
-            for &t in toks {
-                let bytes = vocab.token_bytes(t);
-                if vocab.is_special(t) {
-                    b.special(t, vocab.special_name(t).unwrap_or_default())
-                        .map_err(|e| Error(e.to_string()))?;
-                } else {
-                    b.token(t, bytes).map_err(|e| Error(e.to_string()))?;
-                }
-            }
-            for &e in vocab.eos_tokens() {
-                b.eos(e);
-            }
-            let v = b.build().map_err(|e| Error(e.to_string()))?;
-            TokTrie::from_vocab(&v).map_err(|e| Error(e.to_string()))
-        };
+        let sub = |toks: &[TokenId]| sub_trie(vocab, toks);
         let classes: Vec<_> = specs.iter().map(|s| class_chars(&s.class)).collect();
         let mut slices = Vec::new();
         for (j, (spec, toks)) in specs.iter().zip(&members).enumerate() {

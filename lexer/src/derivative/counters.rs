@@ -11,6 +11,10 @@
 //! such repeat relaxed (its *twin*, [`DerivreLexer::mask_twin`]) has the same mask. The twins
 //! of all the states a long bounded string passes through are one state (with `n` relaxed
 //! to `∞` they are the unbounded string's state, whose walks and slice proofs are kept).
+//! Nearer the bound than `H`, the same holds for the tokens of at most `h < H` bytes with
+//! `h` in place of `H` ([`DerivreLexer::mask_twin_at`]): the matcher takes those tokens'
+//! part of the mask from that twin and walks only the longer tokens from the state itself
+//! (`slicer::LengthSplit`).
 //!
 //! Only repeats reached through unions and concatenations are relaxed (a repeat under a
 //! complement or an intersection changes which continuations keep the state alive:
@@ -35,6 +39,9 @@ const RELAX_NODES: u32 = 256;
 const SEED_NODES: usize = 20_000;
 /// Distinct bounds tried per lexeme at most.
 const MAX_CANDIDATES: usize = 64;
+/// The smallest horizon twins are asked for (a lexeme whose bounds no twin at it relaxes
+/// is not searched for seeds).
+const MIN_HORIZON: u32 = 8;
 
 /// A bounded repeat `body{min,max}` found in a lexeme's expression.
 #[derive(Clone, Debug)]
@@ -66,7 +73,8 @@ pub(super) struct Counters {
     /// Per lexeme: its seeds were searched for (`Some`), and whether it has any that a
     /// twin may relax.
     searched: HashMap<LexemeIdx, bool>,
-    twins: HashMap<StateId, StateId>,
+    /// The twin of each state asked, by horizon.
+    twins: HashMap<(StateId, u32), StateId>,
 }
 
 impl Counters {
@@ -74,20 +82,18 @@ impl Counters {
         self.seeds.capacity() * std::mem::size_of::<Seed>()
             + self.nodes.capacity() * (std::mem::size_of::<(ExprRef, (u32, u32))>() + 1)
             + self.searched.capacity() * (std::mem::size_of::<(LexemeIdx, bool)>() + 1)
-            + self.twins.capacity() * (std::mem::size_of::<(StateId, StateId)>() + 1)
+            + self.twins.capacity() * (std::mem::size_of::<((StateId, u32), StateId)>() + 1)
     }
+}
 
-    /// Whether bounds `(min, max)` would be relaxed under the horizon.
-    fn relaxes(&self, (min, max): (u32, u32)) -> bool {
-        (max != u32::MAX && max > self.horizon) || min > self.horizon + 1
-    }
+/// Whether bounds `(min, max)` are relaxed under horizon `h`.
+fn relaxes((min, max): (u32, u32), h: u32) -> bool {
+    (max != u32::MAX && max > h) || min > h + 1
+}
 
-    /// The relaxed bounds of `(min, max)`.
-    fn relaxed(&self, (min, max): (u32, u32)) -> (u32, u32) {
-        let min = min.min(self.horizon + 1);
-        let max = if max > self.horizon { u32::MAX } else { max };
-        (min, max)
-    }
+/// The bounds `(min, max)` relaxed under horizon `h`.
+fn relaxed((min, max): (u32, u32), h: u32) -> (u32, u32) {
+    (min.min(h + 1), if max > h { u32::MAX } else { max })
 }
 
 /// The `{m,n}`, `{m,}` and `{m}` bounds written in a regex's text (escaped braces too: a
@@ -158,19 +164,27 @@ impl DerivreLexer {
     /// where bounded repeats with more room than that are relaxed (see the module doc);
     /// `state` itself when nothing relaxes, for a start state, and with no horizon set.
     pub fn mask_twin(&mut self, state: StateId) -> Result<StateId, Error> {
+        self.mask_twin_at(state, self.cache.counters.horizon)
+    }
+
+    /// [`DerivreLexer::mask_twin`] for the tokens of at most `h` bytes (`h` at most the
+    /// horizon): the same allowed tokens among those, whatever the longer ones do. Nearer a
+    /// bound than the horizon, the twin at a smaller `h` still shares its mask with the
+    /// positions further back; the longer tokens are then walked from `state` itself.
+    pub fn mask_twin_at(&mut self, state: StateId, h: u32) -> Result<StateId, Error> {
         let c = &self.cache.counters;
-        if c.horizon == 0 || state == StateId::DEAD {
+        if c.horizon == 0 || h == 0 || h > c.horizon || state == StateId::DEAD {
             return Ok(state);
         }
-        if let Some(&t) = c.twins.get(&state) {
+        if let Some(&t) = c.twins.get(&(state, h)) {
             return Ok(t);
         }
-        let twin = self.make_twin(state)?;
-        self.cache.counters.twins.insert(state, twin);
+        let twin = self.make_twin(state, h)?;
+        self.cache.counters.twins.insert((state, h), twin);
         Ok(twin)
     }
 
-    fn make_twin(&mut self, state: StateId) -> Result<StateId, Error> {
+    fn make_twin(&mut self, state: StateId, h: u32) -> Result<StateId, Error> {
         let Some(members) = self.cache.members.get(state.as_usize()) else {
             return Err(ErrorKind::InvalidState { state: state.0 }.into());
         };
@@ -184,7 +198,7 @@ impl DerivreLexer {
                 continue;
             }
             let mut budget = RELAX_NODES;
-            let r = self.relax(m.1, &mut budget);
+            let r = self.relax(m.1, h, &mut budget);
             if r != m.1 {
                 m.1 = r;
                 changed = true;
@@ -208,8 +222,7 @@ impl DerivreLexer {
         bounds.sort_unstable();
         bounds.dedup();
         bounds.truncate(MAX_CANDIDATES);
-        let c = &self.cache.counters;
-        let any = bounds.iter().any(|&b| c.relaxes(b));
+        let any = bounds.iter().any(|&b| relaxes(b, MIN_HORIZON));
         if any {
             self.find_seeds(self.lexeme_exprs[lx.as_usize()], &bounds);
         }
@@ -285,15 +298,15 @@ impl DerivreLexer {
 
     /// `e` with its relaxable repeats relaxed (unions and concatenations only; see the
     /// module doc); `e` itself past `budget` nodes.
-    fn relax(&mut self, e: ExprRef, budget: &mut u32) -> ExprRef {
+    fn relax(&mut self, e: ExprRef, h: u32, budget: &mut u32) -> ExprRef {
         if *budget == 0 {
             return e;
         }
         *budget -= 1;
         match self.cache.exprs.get_tag(e) as u8 {
             tag::REPEAT => match self.repeat_bounds(e) {
-                Some(b) if self.cache.counters.relaxes(b) => {
-                    let (min, max) = self.cache.counters.relaxed(b);
+                Some(b) if relaxes(b, h) => {
+                    let (min, max) = relaxed(b, h);
                     let body = self.cache.exprs.get_args(e)[0];
                     self.cache.exprs.mk_repeat(body, min, max)
                 }
@@ -301,7 +314,7 @@ impl DerivreLexer {
             },
             tag::CONCAT => {
                 let [a, b] = [self.cache.exprs.get_args(e)[0], self.cache.exprs.get_args(e)[1]];
-                let (ra, rb) = (self.relax(a, budget), self.relax(b, budget));
+                let (ra, rb) = (self.relax(a, h, budget), self.relax(b, h, budget));
                 if (ra, rb) == (a, b) {
                     e
                 } else {
@@ -310,7 +323,8 @@ impl DerivreLexer {
             }
             tag::OR => {
                 let alts = self.cache.exprs.get_args(e).to_vec();
-                let relaxed: Vec<ExprRef> = alts.iter().map(|&a| self.relax(a, budget)).collect();
+                let relaxed: Vec<ExprRef> =
+                    alts.iter().map(|&a| self.relax(a, h, budget)).collect();
                 if relaxed == alts {
                     e
                 } else {
