@@ -542,7 +542,8 @@ fn long_strings_are_chunked_exactly() {
         }
         let c = Checker::new(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
         let top = hi.unwrap_or(lo + 200);
-        let mut lens = vec![0, 1, 255, 256, 257, 511, 512, 513, lo, top, top + 1];
+        // Around the ends of the first chunks (`long_string::CHUNK`, 2,048 characters).
+        let mut lens = vec![0, 1, 2047, 2048, 2049, 4095, 4096, 4097, lo, top, top + 1];
         lens.extend([lo.saturating_sub(1), lo + 1, top.saturating_sub(1)]);
         for n in lens {
             let want = n >= lo && hi.is_none_or(|h| n <= h);
@@ -550,7 +551,7 @@ fn long_strings_are_chunked_exactly() {
         }
         // Nothing between chunks, or after the opening quote: whitespace there is characters
         // (counted) or, raw newlines, invalid; never a skip.
-        let s: String = "b".repeat(256);
+        let s: String = "b".repeat(2048);
         assert!(!c.accepts(&format!("\"{s}\" \"{s}\"")), "{schema}: two strings");
         assert!(!c.accepts(&format!("\"{s}\n{s}\"")), "{schema}: a raw newline between chunks");
         assert!(!c.accepts("\"\nb\""), "{schema}: a raw newline after the quote");

@@ -1,9 +1,8 @@
 //! Long strings: a JSON string constrained by its length alone, past [`LONG`] characters
 //! (`maxLength: 100000`, `minLength: 5000`), is not one lexeme but a sub-grammar of chunks.
 //! Shorter bounds stay one lexeme: a mask near a chunk's end walks the tokens that cross it
-//! through the parser (a millisecond at 200k tokens), which costs more than the states of a
-//! short bound (`cargo bench -p llguidance --bench bounds`: `maxLength: 1000` p99 0.67 ms
-//! as one lexeme, 6.4 ms in 64-character chunks).
+//! through the parser (milliseconds at 200k tokens), which costs more than the states of a
+//! short bound.
 //!
 //! One lexeme `"(char){m,n}"` gives the lexer a state per position (a derivative of the
 //! bounded repeat at each count; with partial UTF-8 characters and escapes, about six per
@@ -25,9 +24,13 @@ use lexer::RegexSpec;
 use super::schema::LengthBounds;
 use crate::ir::{Expr, Grammar, GrammarOptions, Rule, RuleAttrs};
 
-/// Characters per chunk (256: the 20,000-character value's mask p50 17 µs, p99 4.8 ms;
-/// 64: 32 µs, 5.1 ms).
-pub(crate) const CHUNK: u32 = 256;
+/// Characters per chunk. A chunk's positions with more room than the longest token share
+/// one mask (the lexer's counter twins), so what costs is a chunk's end, where every token
+/// crosses into the next chunk through the parser (~3 ms at o200k): fewer ends, a lower
+/// p99 (bounds bench, 20,000 characters, o200k: 256: p50 9.9 µs, p99 3,156 µs; 1,024: 8.2 /
+/// 783; 2,048: 8.5 / 239). A chunk and a tail of 2,048 positions keep within the lexer's
+/// states (a 99,000-character value of escapes, emoji and CJK is accepted).
+pub(crate) const CHUNK: u32 = 2048;
 /// A bound past this many characters makes a string long (one lexeme holds ~8,000
 /// characters within the lexer's 50,000 states).
 pub(crate) const LONG: u32 = 4096;
