@@ -6,7 +6,7 @@
 //!
 //! Run: `cargo bench -p llguidance --bench bounds` (o200k; `BOUNDS_TOKENIZER=path` for
 //! another tokenizer, e.g. `../shared/tokenizers/llama3.tokenizer.json`; `BOUNDS_CASE=text` for
-//! the cases whose name holds it).
+//! the cases whose name holds it; `BOUNDS_DUMP=path` writes the cases as JSON lines instead).
 
 use std::time::Instant;
 
@@ -18,6 +18,19 @@ mod bounds_cases;
 use bounds_cases::cases;
 
 fn main() {
+    if let Ok(path) = std::env::var("BOUNDS_DUMP") {
+        // The corpus as JSON lines, for engines outside Rust (peer-bench/xgrammar/bounds.py).
+        let lines: Vec<String> = cases()
+            .iter()
+            .map(|c| {
+                serde_json::json!({"name": c.name, "kind": c.kind, "grammar": c.grammar,
+                    "instance": c.instance})
+                .to_string()
+            })
+            .collect();
+        std::fs::write(&path, lines.join("\n") + "\n").expect("writes the corpus");
+        return;
+    }
     let tok = std::env::var("BOUNDS_TOKENIZER").unwrap_or_else(|_| "o200k".into());
     let f = ParserFactory::from_tokenizer_name(&tok).expect("the tokenizer");
     println!("tokenizer {tok}");
