@@ -295,7 +295,7 @@ fn sub_trie(vocab: &Vocabulary, toks: &[TokenId]) -> Result<TokTrie, Error> {
 }
 
 /// The vocabulary split by length at `h` bytes: the regular tokens of at most `h` bytes
-/// with every special token (a mask), and the trie of the longer regular tokens. A mask
+/// with every special and EOS token (a mask), and the trie of the other regular tokens. A mask
 /// that is known for the short tokens from elsewhere (a lexer state that behaves the same
 /// on strings of at most `h` bytes: `lexer::DerivreLexer::mask_twin_at`) is completed by a
 /// walk of the long trie alone.
@@ -312,7 +312,9 @@ impl LengthSplit {
         let mut short = Vec::new();
         let mut long = Vec::new();
         for (t, bytes) in vocab.iter() {
-            if vocab.is_special(t) || bytes.len() <= h as usize {
+            // EOS ids are allowed by the parser's state, never by their bytes.
+            let by_state = vocab.is_special(t) || vocab.eos_tokens().contains(&t);
+            if by_state || bytes.len() <= h as usize {
                 short.push(t);
             } else {
                 long.push(t);
