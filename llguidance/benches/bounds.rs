@@ -45,6 +45,7 @@ fn main() {
         let t0 = Instant::now();
         let source = match c.kind {
             "json" => GrammarSource::JsonSchema(c.grammar.clone()),
+            "structural_tag" => GrammarSource::StructuralTag(c.grammar.clone()),
             _ => GrammarSource::Lark(c.grammar.clone()),
         };
         let m = f.create_matcher(&source);

@@ -227,7 +227,8 @@ fn proofs_equal_the_plain_walk_on_maskbench() {
 /// than the longest token, the mask is computed at the state with the repeat relaxed. The
 /// masks along long walks through such repeats (JSON `maxLength` / `minLength` under the
 /// chunking threshold, a `pattern` of one repeated class fused with its `maxLength`, Lark repeats followed by a lexeme that takes the same characters, a
-/// multi-character body, repeats under a union, an intersection that must not be relaxed)
+/// multi-character body, repeats under a union, intersections (relaxed only where the twin
+/// completes within the room left), a structural tag's `any_text` with `max_chars`)
 /// equal the plain computation's at every step, up to and across the bound: walks pick
 /// a random allowed token, or the longest allowed one, to reach the bound at every offset
 /// from it.
@@ -256,6 +257,12 @@ fn counter_twins_equal_the_plain_walk() {
         GrammarSource::Lark(format!("start: \"<\" A \">\"\nA: /(ab|c){{3,{n}}}/\n")),
         GrammarSource::Lark(format!("start: A\nA: /x[a-z]{{{n},}}y|z[a-m]{{0,{n}}}/\n")),
         GrammarSource::Lark(format!("start: A\nA: /[a-z]{{0,{n}}}/ & /[a-y]*/\n")),
+        // Under an intersection, a bound relaxes only where the twin completes in fewer
+        // bytes than the room left: a `b` exactly 21 characters before the end.
+        GrammarSource::Lark(format!("start: A\nA: /[ab]{{0,{n}}}/ & /[ab]*b[ab]{{20}}/\n")),
+        GrammarSource::StructuralTag(format!(
+            r#"{{"type": "structural_tag", "format": {{"type": "tag", "begin": "<think>", "content": {{"type": "any_text", "max_chars": {n}}}, "end": "</think>"}}}}"#
+        )),
     ];
     let (mut masks, mut twins, mut splits) = (0, 0, 0);
     for (gi, src) in grammars.iter().enumerate() {

@@ -50,6 +50,8 @@ def _compile(conn, tok_path, vocab_size, eos, kind, grammar):
         t0 = time.perf_counter()
         if kind == "json":
             cg = comp.compile_json_schema(grammar)
+        elif kind == "structural_tag":
+            cg = comp.compile_structural_tag(grammar)
         else:
             cg = comp.compile_grammar(grammar)
         conn.send(("ok", time.perf_counter() - t0, cg.serialize_json()))

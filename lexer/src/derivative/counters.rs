@@ -16,9 +16,14 @@
 //! part of the mask from that twin and walks only the longer tokens from the state itself
 //! (`slicer::LengthSplit`).
 //!
-//! Only repeats reached through unions and concatenations are relaxed (a repeat under a
-//! complement or an intersection changes which continuations keep the state alive:
-//! `B{0,5} & ~B{0,5}` is dead, its relaxation is not), and never inside a repeat's body.
+//! Repeats are relaxed through unions and concatenations, never inside a repeat's body or
+//! a complement. Under an intersection the other operands may need a completion longer
+//! than the bound leaves room for (`B{0,5} & ~B{0,5}` is dead, its relaxation is not), so
+//! there only a maximum is relaxed (minimum 0), and the twin is kept only when every state
+//! it reaches (at most [`CLOSURE_STATES`]) completes within `c` bytes and the bound has more
+//! than `h + c + 1` characters of room: then any string of at most `h` bytes the twin keeps
+//! alive, accepts or extends has a completion inside the bound, so the real state agrees
+//! (a structural tag's `any_text` with `max_chars` before its end: text `&` no end inside).
 //!
 //! derivre (0.3.13) keeps a repeat's bounds out of its API but hash-conses its nodes: the
 //! node of `B{m,n}` is the one `mk_repeat(B, m, n)` returns. The bounds written in a
@@ -39,6 +44,8 @@ const RELAX_NODES: u32 = 256;
 const SEED_NODES: usize = 20_000;
 /// Distinct bounds tried per lexeme at most.
 const MAX_CANDIDATES: usize = 64;
+/// States a twin reached under an intersection may reach at most (else no twin).
+const CLOSURE_STATES: usize = 64;
 /// The smallest horizon twins are asked for (a lexeme whose bounds no twin at it relaxes
 /// is not searched for seeds).
 const MIN_HORIZON: u32 = 8;
@@ -75,6 +82,8 @@ pub(super) struct Counters {
     searched: HashMap<LexemeIdx, bool>,
     /// The twin of each state asked, by horizon.
     twins: HashMap<(StateId, u32), StateId>,
+    /// [`DerivreLexer::completion_bound`] of each twin asked.
+    completions: HashMap<StateId, Option<u32>>,
 }
 
 impl Counters {
@@ -83,6 +92,7 @@ impl Counters {
             + self.nodes.capacity() * (std::mem::size_of::<(ExprRef, (u32, u32))>() + 1)
             + self.searched.capacity() * (std::mem::size_of::<(LexemeIdx, bool)>() + 1)
             + self.twins.capacity() * (std::mem::size_of::<((StateId, u32), StateId)>() + 1)
+            + self.completions.capacity() * (std::mem::size_of::<(StateId, Option<u32>)>() + 1)
     }
 }
 
@@ -193,12 +203,13 @@ impl DerivreLexer {
         }
         let mut members = members.to_vec();
         let mut changed = false;
+        let mut room = None;
         for m in members.iter_mut() {
             if !self.search_seeds(m.0) {
                 continue;
             }
             let mut budget = RELAX_NODES;
-            let r = self.relax(m.1, h, &mut budget);
+            let r = self.relax(m.1, h, &mut budget, false, &mut room);
             if r != m.1 {
                 m.1 = r;
                 changed = true;
@@ -207,7 +218,28 @@ impl DerivreLexer {
         if !changed {
             return Ok(state);
         }
-        self.intern(members)
+        let twin = self.intern(members)?;
+        // A bound relaxed under an intersection: the other operands may need a long
+        // completion that only the relaxed bound leaves room for. Sound when every state the
+        // twin reaches completes within `c` bytes and the bound has more than `h + c + 1`
+        // characters of room: any string of at most `h` bytes the twin keeps alive (or
+        // accepts, or extends) has a completion of at most `c + 1` more bytes, within the
+        // bound (a character is at least a byte).
+        if let Some(room) = room {
+            let bound = match self.cache.counters.completions.get(&twin) {
+                Some(&b) => b,
+                None => {
+                    let b = self.completion_bound(twin);
+                    self.cache.counters.completions.insert(twin, b);
+                    b
+                }
+            };
+            match bound {
+                Some(c) if u64::from(room) > u64::from(h) + u64::from(c) + 1 => {}
+                _ => return Ok(state),
+            }
+        }
+        Ok(twin)
     }
 
     /// Finds the seeds of lexeme `lx` (once); whether it has any a twin may relax.
@@ -296,16 +328,30 @@ impl DerivreLexer {
         c.seeds[seed as usize].registered = registered;
     }
 
-    /// `e` with its relaxable repeats relaxed (unions and concatenations only; see the
-    /// module doc); `e` itself past `budget` nodes.
-    fn relax(&mut self, e: ExprRef, h: u32, budget: &mut u32) -> ExprRef {
+    /// `e` with its relaxable repeats relaxed (unions and concatenations; see the module
+    /// doc); `e` itself past `budget` nodes. Under an intersection (`and` set) only a
+    /// maximum is relaxed, and only with a minimum of 0; `room` gets the least room of
+    /// those, which [`DerivreLexer::make_twin`] then checks against the twin's completions.
+    fn relax(
+        &mut self,
+        e: ExprRef,
+        h: u32,
+        budget: &mut u32,
+        and: bool,
+        room: &mut Option<u32>,
+    ) -> ExprRef {
         if *budget == 0 {
             return e;
         }
         *budget -= 1;
         match self.cache.exprs.get_tag(e) as u8 {
             tag::REPEAT => match self.repeat_bounds(e) {
-                Some(b) if relaxes(b, h) => {
+                Some(b) if and && b.0 == 0 && b.1 != u32::MAX && b.1 > h => {
+                    *room = Some(room.map_or(b.1, |r| r.min(b.1)));
+                    let body = self.cache.exprs.get_args(e)[0];
+                    self.cache.exprs.mk_repeat(body, 0, u32::MAX)
+                }
+                Some(b) if !and && relaxes(b, h) => {
                     let (min, max) = relaxed(b, h);
                     let body = self.cache.exprs.get_args(e)[0];
                     self.cache.exprs.mk_repeat(body, min, max)
@@ -314,25 +360,91 @@ impl DerivreLexer {
             },
             tag::CONCAT => {
                 let [a, b] = [self.cache.exprs.get_args(e)[0], self.cache.exprs.get_args(e)[1]];
-                let (ra, rb) = (self.relax(a, h, budget), self.relax(b, h, budget));
+                let ra = self.relax(a, h, budget, and, room);
+                let rb = self.relax(b, h, budget, and, room);
                 if (ra, rb) == (a, b) {
                     e
                 } else {
                     self.cache.exprs.mk_concat(ra, rb)
                 }
             }
-            tag::OR => {
-                let alts = self.cache.exprs.get_args(e).to_vec();
-                let relaxed: Vec<ExprRef> =
-                    alts.iter().map(|&a| self.relax(a, h, budget)).collect();
-                if relaxed == alts {
+            t @ (tag::OR | tag::AND) => {
+                let args = self.cache.exprs.get_args(e).to_vec();
+                let under = and || t == tag::AND;
+                let mut relaxed: Vec<ExprRef> =
+                    args.iter().map(|&a| self.relax(a, h, budget, under, room)).collect();
+                if relaxed == args {
                     e
-                } else {
+                } else if t == tag::OR {
                     mk_union(&mut self.cache.exprs, &relaxed)
+                } else {
+                    self.cache.exprs.mk_and(&mut relaxed)
                 }
             }
             _ => e,
         }
+    }
+
+    /// The longest of the shortest completions (bytes to an accepting state) over the
+    /// states reachable from `twin`, when they are at most [`CLOSURE_STATES`]; `None`
+    /// otherwise (or on a lexer limit).
+    fn completion_bound(&mut self, twin: StateId) -> Option<u32> {
+        let mut reps = Vec::new();
+        let mut seen_class = [false; 256];
+        for b in 0..=255u8 {
+            let c = self.class_of[b as usize] as usize;
+            if !seen_class[c] {
+                seen_class[c] = true;
+                reps.push(b);
+            }
+        }
+        let mut index: HashMap<StateId, usize> = HashMap::new();
+        let mut states = vec![twin];
+        let mut edges: Vec<Vec<usize>> = Vec::new();
+        index.insert(twin, 0);
+        let mut i = 0;
+        while i < states.len() {
+            let mut out = Vec::new();
+            for &b in &reps {
+                let n = self.advance(states[i], b).ok()?;
+                if n == StateId::DEAD {
+                    continue;
+                }
+                let j = match index.get(&n) {
+                    Some(&j) => j,
+                    None => {
+                        if states.len() >= CLOSURE_STATES {
+                            return None;
+                        }
+                        index.insert(n, states.len());
+                        states.push(n);
+                        states.len() - 1
+                    }
+                };
+                out.push(j);
+            }
+            edges.push(out);
+            i += 1;
+        }
+        // Distances to acceptance, by rounds of relaxation over the small graph.
+        let mut dist: Vec<Option<u32>> = states
+            .iter()
+            .map(|&s| self.cache.flags[s.as_usize()].is_accepting().then_some(0))
+            .collect();
+        for _ in 0..states.len() {
+            let mut changed = false;
+            for (k, out) in edges.iter().enumerate() {
+                let best = out.iter().filter_map(|&j| dist[j]).min().map(|d| d + 1);
+                if let Some(d) = best.filter(|&d| dist[k].is_none_or(|x| d < x)) {
+                    dist[k] = Some(d);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        dist.into_iter().try_fold(0u32, |m, d| d.map(|d| m.max(d)))
     }
 }
 

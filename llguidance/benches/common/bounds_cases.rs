@@ -20,7 +20,8 @@ fn json_str(s: &str) -> String {
     serde_json::to_string(s).expect("a string")
 }
 
-/// One case: a grammar (`kind` "json" for a JSON Schema, "lark") and a long valid instance.
+/// One case: a grammar (`kind` "json" for a JSON Schema, "lark", "structural_tag") and a long
+/// valid instance.
 pub struct Case {
     pub name: String,
     pub kind: &'static str,
@@ -109,6 +110,15 @@ pub fn cases() -> Vec<Case> {
         inst = format!("{{\"x{d}\":{inst}}}");
     }
     v.push(schema("oneOf nested 8 deep", one, inst));
+    // A thinking section with a character budget (XGrammar's `max_chars`), as a structural tag.
+    let tag = json!({"type": "structural_tag", "format": {"type": "tag", "begin": "<think>",
+        "content": {"type": "any_text", "max_chars": 8000}, "end": "</think>"}});
+    v.push(Case {
+        name: "any_text max_chars 8000 (7k chars)".into(),
+        kind: "structural_tag",
+        grammar: tag.to_string(),
+        instance: format!("<think>{}</think>", words(7000)),
+    });
     let text = words(8000);
     v.push(Case {
         name: "lark /[a-z ]*/ (8k chars)".into(),

@@ -56,6 +56,7 @@ fn replay<M>(
 fn run_ours(f: &ours::ParserFactory, c: &bounds_cases::Case, toks: &[u32]) -> Run {
     let src = match c.kind {
         "json" => ours::GrammarSource::JsonSchema(c.grammar.clone()),
+        "structural_tag" => ours::GrammarSource::StructuralTag(c.grammar.clone()),
         _ => ours::GrammarSource::Lark(c.grammar.clone()),
     };
     let t0 = Instant::now();
@@ -80,6 +81,8 @@ fn run_ref(f: &ref_llg::ParserFactory, c: &bounds_cases::Case, toks: &[u32]) -> 
             Ok(v) => ref_llg::api::TopLevelGrammar::from_json_schema(v),
             Err(e) => return (0.0, vec![], format!("error: {e}")),
         },
+        // LLGuidance takes no XGrammar structural tag.
+        "structural_tag" => return (0.0, vec![], "n/a: no structural tags".into()),
         _ => ref_llg::api::TopLevelGrammar::from_lark(c.grammar.clone()),
     };
     let t0 = Instant::now();
@@ -113,6 +116,7 @@ fn run_xgr(
     std::thread::spawn(move || {
         let r = match kind {
             "json" => comp2.compile_json_schema(&g, true, None, None, true, None),
+            "structural_tag" => comp2.compile_structural_tag(&g),
             _ => comp2.compile_lark(&g, &[]),
         };
         let _ = tx.send(r.map_err(|e| e.to_string()));
