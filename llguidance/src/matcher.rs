@@ -465,17 +465,27 @@ impl Matcher {
                     // of the mask and the longer ones are walked from the state itself.
                     let real = key.1;
                     let mut at = p.lexer_mut().mask_twin(real).unwrap_or(real);
-                    let shared = m.shared.clone();
                     let mut split = None;
-                    if at == real && !shared.plain {
-                        for s in shared.length_splits() {
-                            let g = p.lexer_mut().mask_twin_at(real, s.h()).unwrap_or(real);
-                            if g != real {
-                                (at, split) = (g, Some(s));
-                                break;
+                    if at == real && !m.shared.plain {
+                        // A smaller `h` relaxes whatever a larger one does: the smallest
+                        // split first (most states have no twin at any), then the largest
+                        // that relaxes.
+                        let splits = m.shared.length_splits();
+                        let mut twin_at = |h| p.lexer_mut().mask_twin_at(real, h).unwrap_or(real);
+                        if splits.last().is_some_and(|s| twin_at(s.h()) != real) {
+                            for s in splits {
+                                let g = twin_at(s.h());
+                                if g != real {
+                                    (at, split) = (g, Some(s));
+                                    break;
+                                }
                             }
                         }
                     }
+                    let walks = m.template.as_deref().map(|t| crate::slicing::TemplateWalks {
+                        walks: &t.walks,
+                        states: t.states,
+                    });
                     // First row: a state the template knows is shared across the grammar's
                     // matchers, a newer one kept for the next template.
                     let template = m.template.as_ref().filter(|_| key.0 == 0);
@@ -512,10 +522,7 @@ impl Matcher {
                                     slices,
                                     &m.shared.trie,
                                     &mut m.slicing,
-                                    m.template.as_deref().map(|t| crate::slicing::TemplateWalks {
-                                        walks: &t.walks,
-                                        states: t.states,
-                                    }),
+                                    walks,
                                     scratch,
                                 ),
                                 _ => p.compute_mask(&m.shared.trie).map_err(Error::from),
@@ -545,10 +552,7 @@ impl Matcher {
                             m.slicing.splits += 1;
                             let mut mask = mask;
                             mask.intersect(s.short());
-                            let template = m.template.as_deref().map(|t| {
-                                crate::slicing::TemplateWalks { walks: &t.walks, states: t.states }
-                            });
-                            walk_long(p, s, &mut m.slicing, template, &mut mask)?;
+                            walk_long(p, s, &mut m.slicing, walks, &mut mask)?;
                             p.add_token_terminals(&mut mask)?;
                             mask
                         }
