@@ -58,18 +58,20 @@ mod limits;
 mod memo;
 mod parsed;
 pub mod prefixes;
+mod runs;
 mod spec;
 mod tokenize;
 
 pub use automata::AutomataLexer;
 pub use classes::ByteClasses;
 #[cfg(feature = "derivre")]
-pub use derivative::DerivreLexer;
+pub use derivative::{DerivreLexer, RunBound};
 pub use error::{Error, ErrorKind};
 pub use ids::{LexemeIdx, LexemeSet, StateId};
 pub use lexer::{Checked, Containment, Lexer, StateFlags, Step};
 pub use limits::LexerLimits;
 pub use memo::ProcessMemo;
 pub use parsed::{regex_check, regex_nullable};
+pub use runs::{RunDfa, RUN_DEAD};
 pub use spec::{LexemeClass, LexemeKind, LexemeSpec, LexerSpec, RegexSpec};
 pub use tokenize::{tokenize, Token, TokenizeError};

@@ -176,6 +176,7 @@ impl ParserFactory {
                 forced_memo: Default::default(),
                 compile_deadline: None,
                 length_splits: Default::default(),
+                run_tables: Default::default(),
             }),
         };
         // Built with the trie and slices, not at a decode's first mask near a bound

@@ -32,6 +32,7 @@ mod draft;
 mod error;
 mod factory;
 mod matcher;
+mod near_bound;
 mod shared;
 mod slicing;
 

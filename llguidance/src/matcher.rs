@@ -11,8 +11,9 @@ use toktrie::{TokenId, TokenSet};
 
 use crate::cancel::{CancelSlot, CancellationHandle};
 use crate::error::ErrorKind;
+use crate::near_bound;
 use crate::shared::{Engine, LexerTemplate, Shared, ROW0_MASKS};
-use crate::slicing::{sliced_mask, walk_long, Slicing, Walks};
+use crate::slicing::{sliced_mask, Slicing, Walks};
 use crate::Error;
 
 /// The engine behind a matcher.
@@ -123,6 +124,9 @@ pub struct SliceStats {
     /// Masks nearer a bound than the longest token: the short tokens' part from a counter
     /// twin, the long tokens walked (see `lexer::DerivreLexer::mask_twin_at`).
     pub splits: u64,
+    /// Masks within the longest token of a bound: a run twin's mask, less the tokens whose
+    /// leading run does not fit (see `lexer::DerivreLexer::run_bound`).
+    pub runs: u64,
 }
 
 impl Drop for Matcher {
@@ -457,31 +461,10 @@ impl Matcher {
             match &mut m.backend {
                 Backend::Earley(p) => {
                     let key = p.position_key();
-                    // Inside a bounded repeat with more room than the longest token, the
-                    // mask is its counter twin's (`lexer::DerivreLexer::mask_twin`): one state
-                    // for all such positions, whose walks, proofs and first-row masks are
-                    // kept. (At a mask, the committed position is the current one.) Nearer
-                    // the bound, the twin for tokens of at most `h` bytes gives their part
-                    // of the mask and the longer ones are walked from the state itself.
+                    // Inside or near a bounded repeat, the mask is computed at a twin of the
+                    // state and finished for the state itself (`crate::near_bound`).
                     let real = key.1;
-                    let mut at = p.lexer_mut().mask_twin(real).unwrap_or(real);
-                    let mut split = None;
-                    if at == real && !m.shared.plain {
-                        // A smaller `h` relaxes whatever a larger one does: the smallest
-                        // split first (most states have no twin at any), then the largest
-                        // that relaxes.
-                        let splits = m.shared.length_splits();
-                        let mut twin_at = |h| p.lexer_mut().mask_twin_at(real, h).unwrap_or(real);
-                        if splits.last().is_some_and(|s| twin_at(s.h()) != real) {
-                            for s in splits {
-                                let g = twin_at(s.h());
-                                if g != real {
-                                    (at, split) = (g, Some(s));
-                                    break;
-                                }
-                            }
-                        }
-                    }
+                    let (at, near) = near_bound::mask_state(p, &m.shared, real);
                     let walks = m.template.as_deref().map(|t| crate::slicing::TemplateWalks {
                         walks: &t.walks,
                         states: t.states,
@@ -544,19 +527,7 @@ impl Matcher {
                             mask
                         }
                     };
-                    let mask = match split {
-                        None => mask,
-                        Some(s) => {
-                            // The short tokens as at the twin, the long ones walked here, then
-                            // the token terminals the intersection may have dropped.
-                            m.slicing.splits += 1;
-                            let mut mask = mask;
-                            mask.intersect(s.short());
-                            walk_long(p, s, &mut m.slicing, walks, &mut mask)?;
-                            p.add_token_terminals(&mut mask)?;
-                            mask
-                        }
-                    };
+                    let mask = near_bound::finish(near, p, &m.shared, &mut m.slicing, walks, mask)?;
                     if mask.is_empty() {
                         // Never an empty mask: a server cannot sample from one. The sticky
                         // error state allows EOS only.
@@ -892,6 +863,7 @@ impl Matcher {
             split: self.slicing.split,
             twins: self.slicing.twins,
             splits: self.slicing.splits,
+            runs: self.slicing.runs,
         }
     }
 

@@ -46,6 +46,9 @@ pub(crate) struct Shared {
     pub(crate) compile_deadline: Option<std::time::Duration>,
     /// The vocabulary split by token length ([`Shared::length_splits`]), built on first use.
     pub(crate) length_splits: Arc<std::sync::OnceLock<Vec<slicer::LengthSplit>>>,
+    /// The vocabulary read by each character automaton of a run near a bound
+    /// ([`Shared::run_table`]), at most [`RUN_TABLES`].
+    pub(crate) run_tables: Arc<Mutex<HashMap<lexer::RunDfa, Arc<slicer::RunTable>>>>,
 }
 
 /// The lengths (bytes) the vocabulary is split at for masks near a bound, largest first.
@@ -53,6 +56,9 @@ const SPLIT_LENGTHS: [u32; 4] = [64, 32, 16, 8];
 
 /// Entries of [`Shared::forced_memo`].
 const FORCED_MEMO: usize = 4096;
+
+/// Entries of [`Shared::run_tables`] (each ~0.6 MB at a 128k vocabulary); cleared when full.
+const RUN_TABLES: usize = 16;
 
 impl Shared {
     /// The vocabulary split by length at each of [`SPLIT_LENGTHS`] below the longest
@@ -68,6 +74,21 @@ impl Shared {
                 .filter_map(|&h| slicer::LengthSplit::new(self.tokenizer.vocab(), h).ok())
                 .collect()
         })
+    }
+
+    /// The vocabulary read as characters of `dfa` (built on first use, ~2.5 ms at 128k
+    /// tokens; see `slicer::RunTable`).
+    pub(crate) fn run_table(&self, dfa: &lexer::RunDfa) -> Arc<slicer::RunTable> {
+        if let Some(t) = self.run_tables.lock().unwrap_or_else(|e| e.into_inner()).get(dfa) {
+            return t.clone();
+        }
+        let t = Arc::new(slicer::RunTable::new(self.tokenizer.vocab(), dfa));
+        let mut map = self.run_tables.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= RUN_TABLES {
+            map.clear();
+        }
+        map.insert(dfa.clone(), t.clone());
+        t
     }
 
     /// The canonical tokenization of forced bytes (greedy longest match without a canonical
@@ -112,6 +133,7 @@ impl Shared {
             forced_memo: Default::default(),
             compile_deadline: self.compile_deadline,
             length_splits: self.length_splits.clone(),
+            run_tables: self.run_tables.clone(),
         }
     }
 }

@@ -45,6 +45,8 @@ pub(crate) struct Slicing {
     pub(crate) twins: u64,
     /// Masks split by token length near a bound.
     pub(crate) splits: u64,
+    /// Masks at a run twin.
+    pub(crate) runs: u64,
 }
 
 /// Most minority states (after a first character) a partial proof asks about.

@@ -228,7 +228,8 @@ fn proofs_equal_the_plain_walk_on_maskbench() {
 /// masks along long walks through such repeats (JSON `maxLength` / `minLength` under the
 /// chunking threshold, a `pattern` of one repeated class fused with its `maxLength`, Lark repeats followed by a lexeme that takes the same characters, a
 /// multi-character body, repeats under a union, intersections (relaxed only where the twin
-/// completes within the room left), a structural tag's `any_text` with `max_chars`)
+/// completes within the room left), a structural tag's `any_text` with `max_chars`, run
+/// twins near a bound with and without a minimum)
 /// equal the plain computation's at every step, up to and across the bound: walks pick
 /// a random allowed token, or the longest allowed one, to reach the bound at every offset
 /// from it.
@@ -260,11 +261,16 @@ fn counter_twins_equal_the_plain_walk() {
         // Under an intersection, a bound relaxes only where the twin completes in fewer
         // bytes than the room left: a `b` exactly 21 characters before the end.
         GrammarSource::Lark(format!("start: A\nA: /[ab]{{0,{n}}}/ & /[ab]*b[ab]{{20}}/\n")),
+        // Run twins with a minimum near the end: an exact length; a character of two bytes.
+        GrammarSource::JsonSchema(format!(
+            r#"{{"type": "string", "minLength": {n}, "maxLength": {n}}}"#
+        )),
+        GrammarSource::Lark(format!("start: A\nA: /([a-z]|\\\\[nt]){{{},{n}}}[0-9]/\n", n - 6)),
         GrammarSource::StructuralTag(format!(
             r#"{{"type": "structural_tag", "format": {{"type": "tag", "begin": "<think>", "content": {{"type": "any_text", "max_chars": {n}}}, "end": "</think>"}}}}"#
         )),
     ];
-    let (mut masks, mut twins, mut splits) = (0, 0, 0);
+    let (mut masks, mut twins, mut splits, mut runs) = (0, 0, 0, 0);
     for (gi, src) in grammars.iter().enumerate() {
         let g = fast_f.compile(src).unwrap_or_else(|e| panic!("grammar {gi}: {e}"));
         let pg = plain_f.compile(src).unwrap();
@@ -289,11 +295,14 @@ fn counter_twins_equal_the_plain_walk() {
             });
             twins += fast.slice_stats().twins;
             splits += fast.slice_stats().splits;
+            runs += fast.slice_stats().runs;
         }
     }
     println!(
-        "{masks} masks compared, {twins} computed at a counter twin, {splits} split by length"
+        "{masks} masks compared, {twins} computed at a counter twin, {splits} split by length, \
+         {runs} at a run twin"
     );
     assert!(twins > 0, "no mask was computed at a counter twin: the oracle compared nothing");
     assert!(splits > 0, "no mask was split by token length: the oracle compared nothing");
+    assert!(runs > 0, "no mask was computed at a run twin: the oracle compared nothing");
 }

@@ -35,6 +35,10 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod runs;
+
+pub use runs::RunTable;
+
 use lexer::RegexSpec;
 use regex_automata::meta::Regex;
 use toktrie::{FirstChar, TokTrie, TokenId, TokenSet, VocabBuilder, Vocabulary};

@@ -73,7 +73,7 @@ impl Seed {
 #[derive(Clone, Default)]
 pub(super) struct Counters {
     /// The longest token in bytes; 0: no twins.
-    horizon: u32,
+    pub(super) horizon: u32,
     seeds: Vec<Seed>,
     /// Each known repeat node: (seed, iterations).
     nodes: HashMap<ExprRef, (u32, u32)>,
@@ -84,6 +84,12 @@ pub(super) struct Counters {
     twins: HashMap<(StateId, u32), StateId>,
     /// [`DerivreLexer::completion_bound`] of each twin asked.
     completions: HashMap<StateId, Option<u32>>,
+    /// The run twin of each state asked ([`DerivreLexer::run_bound`]).
+    pub(super) runs: HashMap<StateId, Option<RunBound>>,
+    /// The character automaton of each repeat body asked.
+    pub(super) run_dfas: HashMap<ExprRef, Option<Arc<RunDfa>>>,
+    /// Whether a body's first bytes and a rest's are disjoint, by (body, rest).
+    pub(super) run_disjoint: HashMap<(ExprRef, ExprRef), bool>,
 }
 
 impl Counters {
@@ -93,6 +99,9 @@ impl Counters {
             + self.searched.capacity() * (std::mem::size_of::<(LexemeIdx, bool)>() + 1)
             + self.twins.capacity() * (std::mem::size_of::<((StateId, u32), StateId)>() + 1)
             + self.completions.capacity() * (std::mem::size_of::<(StateId, Option<u32>)>() + 1)
+            + self.runs.capacity() * (std::mem::size_of::<(StateId, Option<RunBound>)>() + 1)
+            + self.run_dfas.len() * (256 * RUN_DFA_STATES + 64)
+            + self.run_disjoint.capacity() * (std::mem::size_of::<((ExprRef, ExprRef), bool)>() + 1)
     }
 }
 
@@ -167,6 +176,7 @@ impl DerivreLexer {
         if h != self.cache.counters.horizon {
             self.cache.counters.horizon = h;
             self.cache.counters.twins.clear();
+            self.cache.counters.runs.clear();
         }
     }
 
@@ -243,7 +253,7 @@ impl DerivreLexer {
     }
 
     /// Finds the seeds of lexeme `lx` (once); whether it has any a twin may relax.
-    fn search_seeds(&mut self, lx: LexemeIdx) -> bool {
+    pub(super) fn search_seeds(&mut self, lx: LexemeIdx) -> bool {
         if let Some(&any) = self.cache.counters.searched.get(&lx) {
             return any;
         }
@@ -291,7 +301,7 @@ impl DerivreLexer {
 
     /// The bounds of repeat node `e`, if known, registering the nodes of the iterations
     /// up to twice the horizon ahead of it.
-    fn repeat_bounds(&mut self, e: ExprRef) -> Option<(u32, u32)> {
+    pub(super) fn repeat_bounds(&mut self, e: ExprRef) -> Option<(u32, u32)> {
         let (seed, k) = *self.cache.counters.nodes.get(&e)?;
         self.register_ahead(seed, k);
         Some(self.cache.counters.seeds[seed as usize].at(k))

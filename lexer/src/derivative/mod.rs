@@ -17,6 +17,7 @@ mod counters;
 mod exprs;
 mod live;
 mod partitions;
+mod runs;
 mod states;
 mod table;
 mod translate;
@@ -28,6 +29,8 @@ mod witness_tests;
 
 use exprs::*;
 use partitions::*;
+pub use runs::RunBound;
+use runs::RUN_DFA_STATES;
 use states::*;
 use translate::*;
 
@@ -45,6 +48,7 @@ use crate::lexer::EMPTY;
 use crate::prefixes::{
     live_depth, walk_new_states, CharClass, ClassRepeat, LiveDepth, UNBOUNDED_WALK_DEPTH, WALK_FUEL,
 };
+use crate::runs::{RunDfa, RUN_DEAD};
 use crate::spec::fold;
 use crate::{
     Containment, Error, ErrorKind, LexemeIdx, LexemeSet, Lexer, LexerLimits, LexerSpec, RegexSpec,

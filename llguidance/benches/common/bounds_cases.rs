@@ -42,6 +42,8 @@ pub fn cases() -> Vec<Case> {
             json!({"type": "string"}),
             json_str(&words(20_000)),
         ),
+        // The bounded strings' unbounded sibling at their length (same first masks).
+        schema("string, unbounded (1k chars)", json!({"type": "string"}), json_str(&words(1000))),
         schema("maxLength 10", json!({"type": "string", "maxLength": 10}), json_str(&words(10))),
         schema(
             "maxLength 1000 (1k chars)",

@@ -1,0 +1,86 @@
+//! Masks inside and near bounded repeats (a JSON string's `maxLength`, a Lark `{m,n}`): the
+//! lexer state a mask is computed at, and how that mask is finished for the state itself.
+//!
+//! - With more room than the longest token, the state's counter twin has the same mask
+//!   (`lexer::DerivreLexer::mask_twin`): one state for all such positions, whose walks,
+//!   proofs and first-row masks are kept.
+//! - Nearer the bound, a single `B{m,n} R` member: the run twin's mask less the tokens whose
+//!   leading run of `B` does not fit (`lexer::DerivreLexer::run_bound`, `slicer::RunTable`).
+//! - Otherwise the twin for tokens of at most `h` bytes gives their part of the mask, and
+//!   the longer ones are walked from the state itself (`slicer::LengthSplit`).
+//!
+//! (At a mask, the committed position is the current one.) Tests:
+//! `tests/soundness.rs::counter_twins_equal_the_plain_walk`.
+
+use earley::Parser;
+use lexer::{DerivreLexer, RunBound, StateId};
+use toktrie::TokenSet;
+
+use crate::shared::Shared;
+use crate::slicing::{walk_long, Slicing, TemplateWalks};
+use crate::Error;
+
+/// How a mask computed at a twin is finished for the real state.
+pub(crate) enum Near<'a> {
+    /// The twin's mask is the state's.
+    Same,
+    /// Keep the tokens whose leading run fits the bound.
+    Run(RunBound),
+    /// Keep the short tokens, walk the long ones from the state.
+    Split(&'a slicer::LengthSplit),
+}
+
+/// The state `real`'s mask is computed at, and how it is then finished.
+pub(crate) fn mask_state<'a>(
+    p: &mut Parser<DerivreLexer>,
+    shared: &'a Shared,
+    real: StateId,
+) -> (StateId, Near<'a>) {
+    let at = p.lexer_mut().mask_twin(real).unwrap_or(real);
+    if at != real || shared.plain {
+        return (at, Near::Same);
+    }
+    if let Ok(Some(rb)) = p.lexer_mut().run_bound(real) {
+        return (rb.twin, Near::Run(rb));
+    }
+    // A smaller `h` relaxes whatever a larger one does: the smallest split first (most
+    // states have no twin at any), then the largest that relaxes.
+    let splits = shared.length_splits();
+    let mut twin_at = |h| p.lexer_mut().mask_twin_at(real, h).unwrap_or(real);
+    if splits.last().is_some_and(|s| twin_at(s.h()) != real) {
+        for s in splits {
+            let g = twin_at(s.h());
+            if g != real {
+                return (g, Near::Split(s));
+            }
+        }
+    }
+    (real, Near::Same)
+}
+
+/// The real state's mask from `mask`, the mask at the state [`mask_state`] answered (the
+/// parser back at the real state).
+pub(crate) fn finish(
+    near: Near<'_>,
+    p: &mut Parser<DerivreLexer>,
+    shared: &Shared,
+    slicing: &mut Slicing,
+    walks: Option<TemplateWalks<'_>>,
+    mut mask: TokenSet,
+) -> Result<TokenSet, Error> {
+    match near {
+        Near::Same => return Ok(mask),
+        Near::Run(rb) => {
+            slicing.runs += 1;
+            shared.run_table(&rb.dfa).restrict(&mut mask, rb.min, rb.max);
+        }
+        Near::Split(s) => {
+            slicing.splits += 1;
+            mask.intersect(s.short());
+            walk_long(p, s, slicing, walks, &mut mask)?;
+        }
+    }
+    // The token terminals the intersection may have dropped.
+    p.add_token_terminals(&mut mask)?;
+    Ok(mask)
+}

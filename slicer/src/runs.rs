@@ -1,0 +1,102 @@
+//! Masks near a bound by the length of each token's leading run: a state inside a bounded
+//! repeat `B{m,n} R` has its run twin's mask less the tokens that read more than `n`
+//! characters of `B`, or exit the run before `m` (`lexer::DerivreLexer::run_bound`, whose
+//! module doc has the argument). [`RunTable`] holds, per vocabulary and character
+//! automaton, those tokens as masks for the small bounds and as lists for the rest.
+
+use lexer::RunDfa;
+use toktrie::{TokenId, TokenSet, Vocabulary};
+
+/// Bounds up to this many characters have a mask each; larger ones use the lists.
+const SMALL: usize = 16;
+
+/// The tokens of a vocabulary by how they read as characters of one [`RunDfa`].
+#[derive(Clone, Debug)]
+pub struct RunTable {
+    /// `at_most[r]`: the tokens that read at most `r` characters, for `r <= SMALL` (special
+    /// and EOS tokens read none).
+    at_most: Vec<TokenSet>,
+    /// `exit_below[m]`: the tokens that exit the run after fewer than `m` characters, for
+    /// `m <= SMALL + 1`.
+    exit_below: Vec<TokenSet>,
+    /// The tokens that read more than `SMALL` characters, by that count, ascending.
+    long: Vec<(u32, TokenId)>,
+    /// Those of them that exit the run.
+    long_exits: Vec<(u32, TokenId)>,
+}
+
+impl RunTable {
+    /// Reads every regular token of `vocab` with `dfa`.
+    pub fn new(vocab: &Vocabulary, dfa: &RunDfa) -> RunTable {
+        let n = vocab.len();
+        let mut at_most: Vec<TokenSet> = (0..=SMALL).map(|_| TokenSet::new(n)).collect();
+        let mut exit_below: Vec<TokenSet> = (0..=SMALL + 1).map(|_| TokenSet::new(n)).collect();
+        let (mut long, mut long_exits) = (Vec::new(), Vec::new());
+        // Each token goes into the first mask it belongs to; the masks are then made
+        // cumulative.
+        for (t, bytes) in vocab.iter() {
+            let (k, exits) = if vocab.is_special(t) || vocab.eos_tokens().contains(&t) {
+                (0, false)
+            } else {
+                dfa.leading(bytes)
+            };
+            let k_us = k as usize;
+            if k_us <= SMALL {
+                at_most[k_us].insert(t);
+            } else {
+                long.push((k, t));
+                if exits {
+                    long_exits.push((k, t));
+                }
+            }
+            if exits && k_us < SMALL + 1 {
+                exit_below[k_us + 1].insert(t);
+            }
+        }
+        for r in 1..at_most.len() {
+            let (lo, hi) = at_most.split_at_mut(r);
+            hi[0].union(&lo[r - 1]);
+        }
+        for m in 1..exit_below.len() {
+            let (lo, hi) = exit_below.split_at_mut(m);
+            hi[0].union(&lo[m - 1]);
+        }
+        long.sort_unstable();
+        long_exits.sort_unstable();
+        RunTable { at_most, exit_below, long, long_exits }
+    }
+
+    /// Keeps in `mask` only the tokens that read at most `max` characters and, if they exit
+    /// the run, at least `min`.
+    pub fn restrict(&self, mask: &mut TokenSet, min: u32, max: u32) {
+        match self.at_most.get(max as usize) {
+            Some(s) => mask.intersect(s),
+            None => {
+                let over = self.long.partition_point(|&(k, _)| k <= max);
+                for &(_, t) in &self.long[over..] {
+                    mask.remove(t);
+                }
+            }
+        }
+        if min == 0 {
+            return;
+        }
+        match self.exit_below.get(min as usize) {
+            Some(s) => mask.subtract(s),
+            None => {
+                mask.subtract(&self.exit_below[SMALL + 1]);
+                let below = self.long_exits.partition_point(|&(k, _)| k < min);
+                for &(_, t) in &self.long_exits[..below] {
+                    mask.remove(t);
+                }
+            }
+        }
+    }
+
+    /// Memory owned, in bytes.
+    pub fn num_bytes(&self) -> usize {
+        self.at_most.iter().chain(&self.exit_below).map(TokenSet::num_bytes).sum::<usize>()
+            + (self.long.capacity() + self.long_exits.capacity())
+                * std::mem::size_of::<(u32, TokenId)>()
+    }
+}
