@@ -68,6 +68,10 @@ pub struct Matcher {
     /// position often stays the same from token to token, and so does the mask. Cleared
     /// by a rollback.
     last_mask: Option<((u32, lexer::StateId), TokenSet)>,
+    /// The position `last_mask` is the mask of as computed, a counter twin's where it was
+    /// one's (`None`: a mask finished for its own state): the positions of a bounded
+    /// string with the same twin share it as an unbounded string's share its one state.
+    last_at: Option<(u32, lexer::StateId)>,
     /// Masks answered from `last_mask`.
     mask_cache_hits: u64,
     /// The cancellation request, once enabled ([`Matcher::into_cancellable`]).
@@ -212,6 +216,7 @@ impl Matcher {
             row0_own: HashMap::new(),
             skip_row0: false,
             last_mask: None,
+            last_at: None,
             mask_cache_hits: 0,
             cancel: CancelSlot::default(),
             stop_tokens: None,
@@ -233,6 +238,7 @@ impl Matcher {
             row0_own: HashMap::new(),
             skip_row0: false,
             last_mask: None,
+            last_at: None,
             mask_cache_hits: 0,
             cancel: CancelSlot::default(),
             stop_tokens: None,
@@ -465,6 +471,14 @@ impl Matcher {
                     // state and finished for the state itself (`crate::near_bound`).
                     let real = key.1;
                     let (at, near) = near_bound::mask_state(p, &m.shared, real);
+                    let same = matches!(near, near_bound::Near::Same);
+                    if let Some(last) = m.last_mask.as_mut().filter(|_| same) {
+                        if m.last_at == Some((key.0, at)) {
+                            last.0 = key;
+                            m.mask_cache_hits += 1;
+                            return Ok(None);
+                        }
+                    }
                     let walks = m.template.as_deref().map(|t| crate::slicing::TemplateWalks {
                         walks: &t.walks,
                         states: t.states,
@@ -480,11 +494,22 @@ impl Matcher {
                         || m.stop_tokens.is_some();
                     let mut hit = None;
                     if key.0 == 0 && !skip {
+                        // Copied into the last mask's buffer (no allocation and free per hit).
+                        let copy = |from: &TokenSet, last: &mut Option<(_, TokenSet)>| {
+                            Some(match last.take() {
+                                Some((_, mut s)) if s.universe() == from.universe() => {
+                                    s.copy_from(from);
+                                    s
+                                }
+                                _ => from.clone(),
+                            })
+                        };
                         hit = match known {
                             Some(t) => {
-                                t.row0.lock().unwrap_or_else(|e| e.into_inner()).get(&at).cloned()
+                                let r = t.row0.lock().unwrap_or_else(|e| e.into_inner());
+                                r.get(&at).and_then(|x| copy(x, &mut m.last_mask))
                             }
-                            None => m.row0_own.get(&at).cloned(),
+                            None => m.row0_own.get(&at).and_then(|x| copy(x, &mut m.last_mask)),
                         };
                         if hit.is_some() {
                             m.mask_cache_hits += 1;
@@ -539,6 +564,7 @@ impl Matcher {
                         ));
                     }
                     m.last_mask = Some((key, mask));
+                    m.last_at = same.then_some((key.0, at));
                     Ok(None)
                 }
                 Backend::TokenDfa(g) => g

@@ -12,6 +12,8 @@
 //! (At a mask, the committed position is the current one.) Tests:
 //! `tests/soundness.rs::counter_twins_equal_the_plain_walk`.
 
+use std::sync::Arc;
+
 use earley::Parser;
 use lexer::{DerivreLexer, RunBound, StateId};
 use toktrie::TokenSet;
@@ -72,7 +74,15 @@ pub(crate) fn finish(
         Near::Same => return Ok(mask),
         Near::Run(rb) => {
             slicing.runs += 1;
-            shared.run_table(&rb.dfa).restrict(&mut mask, rb.min, rb.max);
+            let table = match &slicing.run_table {
+                Some((d, t)) if Arc::ptr_eq(d, &rb.dfa) => t.clone(),
+                _ => {
+                    let t = shared.run_table(&rb.dfa);
+                    slicing.run_table = Some((rb.dfa.clone(), t.clone()));
+                    t
+                }
+            };
+            table.restrict(&mut mask, rb.min, rb.max);
         }
         Near::Split(s) => {
             slicing.splits += 1;

@@ -47,6 +47,9 @@ pub(crate) struct Slicing {
     pub(crate) splits: u64,
     /// Masks at a run twin.
     pub(crate) runs: u64,
+    /// The last run table used, by its automaton (the same `Arc` from the lexer each time:
+    /// no lock and no hash of the automaton per mask).
+    pub(crate) run_table: Option<(Arc<lexer::RunDfa>, Arc<slicer::RunTable>)>,
 }
 
 /// Most minority states (after a first character) a partial proof asks about.

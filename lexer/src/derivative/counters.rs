@@ -325,7 +325,10 @@ impl DerivreLexer {
             }
             let (min, max) = s.at(j);
             let node = self.cache.exprs.mk_repeat(s.body, min, max);
-            if self.cache.exprs.get_tag(node) as u8 != tag::REPEAT {
+            // derivre simplifies `B{1,1}` to `B`: when `B` is itself a repeat, that node is
+            // another repeat's (of `B`'s body), whose bounds these are not.
+            let x = &self.cache.exprs;
+            if x.get_tag(node) as u8 != tag::REPEAT || x.get_args(node)[0] != s.body {
                 registered = u32::MAX;
                 break;
             }
