@@ -58,6 +58,8 @@ pub struct CompiledGrammar {
     pub options: GrammarOptions,
     /// Lexemes of `[max_tokens=N]` rules and their N (see `earley::ParserOptions`).
     pub lexeme_max_tokens: Vec<(LexemeIdx, usize)>,
+    /// What such lexemes may still read once their tokens are used (`RuleAttrs::finish`).
+    pub lexeme_finish: Vec<(LexemeIdx, RegexSpec)>,
 }
 
 /// Compiles a grammar set. `vocab` resolves special tokens by name and checks ids; without
@@ -99,6 +101,8 @@ pub fn compile(
         spec: LexerSpec::new(),
         lexemes: HashMap::new(),
         max_tokens: Vec::new(),
+        finish: Vec::new(),
+        next_finish: None,
         next_limit: None,
         lexeme_syms: HashMap::new(),
         rule_syms: HashMap::new(),
@@ -202,6 +206,7 @@ pub fn compile(
         skip_once,
         options: top.options.clone(),
         lexeme_max_tokens: l.max_tokens,
+        lexeme_finish: l.finish,
     })
 }
 
@@ -216,10 +221,15 @@ impl CompiledGrammar {
             eos,
             allow_initial_skip: self.options.allow_initial_skip,
             lexeme_max_tokens: self.lexeme_max_tokens.clone(),
+            lexeme_finish: self.lexeme_finish.clone(),
             ..Default::default()
         }
     }
 }
+
+/// A lexeme is shared by every use of the same regex, kind, token limit (with its finish)
+/// and class.
+type LexemeKey = (RegexSpec, LexemeKind, Option<usize>, Option<RegexSpec>, LexemeClass);
 
 struct Lowering<'a> {
     set: &'a GrammarSet,
@@ -231,9 +241,13 @@ struct Lowering<'a> {
     limits: &'a CompileLimits,
     b: CfgBuilder,
     spec: LexerSpec,
-    lexemes: HashMap<(RegexSpec, LexemeKind, Option<usize>, LexemeClass), LexemeIdx>,
+    lexemes: HashMap<LexemeKey, LexemeIdx>,
     /// Lexemes limited to a number of tokens (`[max_tokens=N]` rules).
     max_tokens: Vec<(LexemeIdx, usize)>,
+    /// What limited lexemes may still read once out of tokens (`RuleAttrs::finish`).
+    finish: Vec<(LexemeIdx, RegexSpec)>,
+    /// The finish the next limited lexeme created gets.
+    next_finish: Option<RegexSpec>,
     /// The token limit the next lexeme created gets (its own lexeme, never shared with an
     /// unlimited one).
     next_limit: Option<usize>,
@@ -279,7 +293,7 @@ impl Lowering<'_> {
     }
 
     fn plain_lexeme_sym(&mut self, name: &str, rx: RegexSpec, kind: LexemeKind) -> SymIdx {
-        let key = (rx, kind, self.next_limit, self.class);
+        let key = (rx, kind, self.next_limit, self.next_finish.clone(), self.class);
         let idx = match self.lexemes.get(&key) {
             Some(&i) => i,
             None => {
@@ -291,6 +305,9 @@ impl Lowering<'_> {
                 });
                 if let Some(n) = self.next_limit {
                     self.max_tokens.push((i, n));
+                    if let Some(f) = &self.next_finish {
+                        self.finish.push((i, f.clone()));
+                    }
                 }
                 self.lexemes.insert(key, i);
                 i
@@ -359,8 +376,10 @@ impl Lowering<'_> {
             };
             let kind = if a.is_lazy() { LexemeKind::Lazy } else { LexemeKind::Greedy };
             self.next_limit = a.max_tokens;
+            self.next_finish = a.finish.clone().filter(|_| a.max_tokens.is_some());
             let t = self.lexeme_sym(&r.name.to_uppercase(), rx, kind);
             self.next_limit = None;
+            self.next_finish = None;
             self.b.rule(lhs, vec![t]);
         } else {
             let alts = self.alternatives(gi, &r.body, 0)?;

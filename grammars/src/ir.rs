@@ -183,6 +183,11 @@ pub struct RuleAttrs {
     /// used them, it ends at the next token boundary if it can, else the parse dies there).
     #[serde(default)]
     pub max_tokens: Option<usize>,
+    /// With `max_tokens`: once the tokens are used, the lexeme goes on only with a string
+    /// of this (the rest of a tag's end already begun, or all of it) instead of ending
+    /// there (structural tags' `any_text` with `max_tokens` before a tag's end).
+    #[serde(default)]
+    pub finish: Option<RegexSpec>,
     /// Sampling temperature inside the rule.
     #[serde(default)]
     pub temperature: Option<f32>,

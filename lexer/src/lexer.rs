@@ -176,6 +176,19 @@ pub trait Lexer {
     /// Heap bytes owned (transition table, per-state arrays, engine caches).
     fn num_bytes(&self) -> usize;
 
+    /// The state with the members of the lexemes in `finish` restricted to what their
+    /// finish still allows (`None`: the empty string, so the lexeme must end here); the
+    /// other members kept. [`StateId::DEAD`] when nothing is left. A parser calls it when a
+    /// token budget runs out mid-lexeme. Default: unsupported (an error).
+    fn restrict(
+        &mut self,
+        state: StateId,
+        finish: &[(LexemeIdx, Option<&RegexSpec>)],
+    ) -> Result<StateId, Error> {
+        let _ = (state, finish);
+        Err(ErrorKind::Unsupported { lexeme: "(token budget)".into(), feature: "restrict" }.into())
+    }
+
     /// The hot path of [`step`](Lexer::step): `Some(next)` when the transition is already
     /// known and is [`Step::Continue`]`(next)`, `Some(StateId::DEAD)` when it is known to be
     /// [`Step::Reject`]; `None` when it is not known yet or is anything else (then call
@@ -250,6 +263,13 @@ impl<L: Lexer + ?Sized> Lexer for Box<L> {
     }
     fn num_bytes(&self) -> usize {
         (**self).num_bytes()
+    }
+    fn restrict(
+        &mut self,
+        state: StateId,
+        finish: &[(LexemeIdx, Option<&RegexSpec>)],
+    ) -> Result<StateId, Error> {
+        (**self).restrict(state, finish)
     }
 }
 
@@ -373,6 +393,14 @@ impl<L: Lexer> Lexer for Checked<L> {
     }
     fn num_bytes(&self) -> usize {
         self.inner.num_bytes()
+    }
+    fn restrict(
+        &mut self,
+        state: StateId,
+        finish: &[(LexemeIdx, Option<&RegexSpec>)],
+    ) -> Result<StateId, Error> {
+        let s = self.inner.restrict(state, finish)?;
+        self.check(s)
     }
 }
 

@@ -269,6 +269,10 @@ fn counter_twins_equal_the_plain_walk() {
         GrammarSource::StructuralTag(format!(
             r#"{{"type": "structural_tag", "format": {{"type": "tag", "begin": "<think>", "content": {{"type": "any_text", "max_chars": {n}}}, "end": "</think>"}}}}"#
         )),
+        // A token budget before a tag's end: the state restricted to the end's rest.
+        GrammarSource::StructuralTag(format!(
+            r#"{{"type": "structural_tag", "format": {{"type": "tag", "begin": "<think>", "content": {{"type": "any_text", "max_chars": {n}, "max_tokens": 40}}, "end": "</think>"}}}}"#
+        )),
     ];
     let (mut masks, mut twins, mut splits, mut runs) = (0, 0, 0, 0);
     for (gi, src) in grammars.iter().enumerate() {

@@ -363,8 +363,8 @@ fn json_only_inside_a_fence() {
 }
 
 /// XGrammar 0.2.8's `max_tokens` on `any_text`: the text in at most that many tokens (one
-/// byte a token here), counted exactly, with the excludes still applied; before a tag's end
-/// it is refused with an error (never ignored).
+/// byte a token here), counted exactly, with the excludes still applied. Before a tag's end
+/// see `any_text_max_tokens_before_a_tag_end`.
 #[test]
 fn any_text_max_tokens_counts_tokens() {
     let f = ParserFactory::from_tokenizer_name("bytes").unwrap();
@@ -403,9 +403,70 @@ fn any_text_max_tokens_counts_tokens() {
     let eos = f.tokenizer().vocab().eos_tokens().to_vec();
     let mask: Vec<TokenId> = m.compute_mask().unwrap().iter().collect();
     assert_eq!(mask, eos);
-    let tagged = json!({"type": "structural_tag", "format": {"type": "tag", "begin": "<t>",
-        "content": {"type": "any_text", "max_tokens": 3}, "end": "</t>"}});
-    let e =
-        f.create_matcher(&GrammarSource::StructuralTag(tagged.to_string())).expect_err("refused");
-    assert!(e.to_string().contains("max_tokens"), "{e}");
+}
+
+/// `any_text` with `max_tokens` inside a tag: at most that many tokens of text (one byte a
+/// token here; a token that begins the end counts), after which only the rest of the end
+/// may come (as text, or as its special token); the end's own tokens are not counted.
+#[test]
+fn any_text_max_tokens_before_a_tag_end() {
+    let f = ParserFactory::from_tokenizer_name("bytes").unwrap();
+    let src = |max: u32| {
+        GrammarSource::StructuralTag(
+            json!({"type": "structural_tag", "format": {"type": "tag", "begin": "<t>",
+                "content": {"type": "any_text", "max_tokens": max, "excludes": ["zz"]},
+                "end": "</t>"}})
+            .to_string(),
+        )
+    };
+    let b = |c: char| TokenId(c as u32);
+    let takes = |max: u32, text: &str| -> bool {
+        let mut m = f.create_matcher(&src(max)).unwrap();
+        for c in text.chars() {
+            if !m.compute_mask().unwrap().contains(b(c)) || m.consume_token(b(c)).is_err() {
+                return false;
+            }
+        }
+        m.is_accepting().unwrap()
+    };
+    assert!(takes(3, "<t>abc</t>"));
+    assert!(takes(3, "<t>ab</t>"));
+    assert!(takes(3, "<t></t>"));
+    assert!(takes(3, "<t>a<b</t>"), "a '<' that is no end is text");
+    assert!(!takes(3, "<t>abcd</t>"), "four tokens of text");
+    assert!(!takes(3, "<t>azz</t>"), "an exclude");
+    assert!(!takes(3, "<t>ab<x</t>"), "past the budget, only the end");
+    assert!(takes(0, "<t></t>"));
+    assert!(!takes(0, "<t>a</t>"));
+    let mask_after = |max: u32, text: &str| -> Vec<TokenId> {
+        let mut m = f.create_matcher(&src(max)).unwrap();
+        m.consume_tokens(&text.chars().map(b).collect::<Vec<_>>()).unwrap();
+        m.compute_mask().unwrap().iter().collect()
+    };
+    assert_eq!(mask_after(3, "<t>abc"), vec![b('<')], "the budget used: the end only");
+    // "<" ended the text (the end goes on) or was its third token (a whole end follows).
+    assert_eq!(mask_after(3, "<t>ab<"), vec![b('/'), b('<')], "the end begun in the budget");
+    assert!(mask_after(3, "<t>ab").len() > 100, "one token of text left");
+
+    // An end that is a special token (o200k's `<|endofprompt|>`): after the budget, that
+    // token or its text spelling, nothing else.
+    let f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let end = "<|endofprompt|>";
+    let special = f.tokenizer().vocab().special_token(end).expect("o200k names it");
+    let st = json!({"type": "structural_tag", "format": {"type": "tag", "begin": "<t>",
+        "content": {"type": "any_text", "max_tokens": 2}, "end": end}});
+    let src = GrammarSource::StructuralTag(st.to_string());
+    let tok = |s: &str| f.tokenizer().tokenize(s).unwrap();
+    for (text, budget_left) in [("<t>", true), ("<t> hello", true), ("<t> hello world", false)] {
+        let mut m = f.create_matcher(&src).unwrap();
+        m.consume_tokens(&tok(text)).unwrap();
+        let mask = m.compute_mask().unwrap();
+        assert!(mask.contains(special), "{text:?}: the end as its token");
+        assert!(mask.contains(tok("<|")[0]), "{text:?}: the end as text");
+        assert_eq!(mask.contains(tok(" again")[0]), budget_left, "{text:?}: more text");
+    }
+    let mut m = f.create_matcher(&src).unwrap();
+    m.consume_tokens(&tok("<t> hello world")).unwrap();
+    m.consume_token(special).unwrap();
+    assert!(m.is_accepting().unwrap());
 }

@@ -2,7 +2,7 @@
 //! expects, each committed at a token boundary; `max_tokens` lexemes ended after their last
 //! token; rollback to an earlier token boundary.
 
-use lexer::{LexemeSet, Lexer, StateId};
+use lexer::{LexemeIdx, LexemeSet, Lexer, StateId};
 use toktrie::{TokenId, Vocabulary};
 
 use super::{Parser, Pos};
@@ -158,6 +158,21 @@ impl<L: Lexer> Parser<L> {
             }
         }
         if exhausted == 0 || exhausted != live.len() {
+            return Ok(());
+        }
+        let finishes = &self.opts.lexeme_finish;
+        if finishes.iter().any(|&(lx, _)| live.contains(lx)) {
+            // A lexeme with a finish goes on with only that (the rest of a tag's end); the
+            // others must end here (their finish is the empty string).
+            let finish: Vec<(LexemeIdx, Option<&lexer::RegexSpec>)> = self
+                .opts
+                .lexeme_max_tokens
+                .iter()
+                .filter(|&&(lx, _)| live.contains(lx))
+                .map(|&(lx, _)| (lx, finishes.iter().find(|f| f.0 == lx).map(|f| &f.1)))
+                .collect();
+            let s = self.lexer.restrict(top.lexer, &finish).map_err(super::lexer_error)?;
+            self.stack[top_i] = Pos { row: top.row, lexer: s };
             return Ok(());
         }
         let ended = if self.lexer.flags(top.lexer).is_accepting() {

@@ -1,7 +1,7 @@
 //! [`ParserOptions`] and [`ParserLimits`]: what a parser is given besides the grammar and the
 //! lexer, with the skip lexemes by lexeme class ([`SkipClass`]).
 
-use lexer::{LexemeIdx, LexemeSet};
+use lexer::{LexemeIdx, LexemeSet, RegexSpec};
 use toktrie::TokenId;
 
 /// Limits of one parse; hitting one is an [`ErrorKind::Limit`](crate::ErrorKind::Limit) error
@@ -49,6 +49,10 @@ pub struct ParserOptions {
     /// accepting) the parse cannot go on. Applied when every live lexeme of the pending
     /// lexer state is limited and out of tokens (LLGuidance's "gen with max_tokens").
     pub lexeme_max_tokens: Vec<(LexemeIdx, usize)>,
+    /// For some of those lexemes, what they may still read once out of tokens: the lexer
+    /// state is restricted to it (`Lexer::restrict`) instead of the lexeme ending (a tag's
+    /// `any_text` budget: only the rest of the end may follow).
+    pub lexeme_finish: Vec<(LexemeIdx, RegexSpec)>,
     /// Limits.
     pub limits: ParserLimits,
 }

@@ -7,7 +7,9 @@ use serde_json::{Map, Value};
 
 use super::json::{strict_schema, JsonOpts};
 use super::tags::{except_tokens, token_dispatch, token_ref, tokens_of};
-use super::text::{free_text, lit, then_delims, with_tail};
+use super::text::{
+    delim_suffixes, free_text, lit, or_special_end, text_then, then_delims, with_tail,
+};
 use super::xml::Style;
 use super::{bool_field, err, format_type, str_list, Builder, Ctx, MAX_DEPTH};
 use crate::ir::{Expr, RuleAttrs, SpecialToken};
@@ -176,7 +178,9 @@ impl Builder {
                 // XGrammar 0.2.8's `max_tokens`: the text in at most that many tokens, a rule
                 // with a token budget (the text lexeme ends at the token boundary where the
                 // budget runs out). Before a tag's end the text and the end are one lexeme
-                // (so that the end ends the text), which a budget would cut mid-way: refused.
+                // (so that the end ends the text): once its tokens are used, that lexeme goes
+                // on only with the rest of the end (`RuleAttrs::finish`), and the free text
+                // before a special-token end ends there. The end's tokens are not counted.
                 let max_tokens = match o.get("max_tokens") {
                     None | Some(Value::Null) => None,
                     Some(v) => Some(v.as_u64().filter(|&n| n <= i32::MAX as u64).ok_or_else(|| {
@@ -184,13 +188,18 @@ impl Builder {
                     })? as usize),
                 };
                 match (tail, max_tokens) {
-                    (Some(_), Some(_)) => {
-                        return Err(err(
-                            ErrorKind::Unsupported,
-                            "any_text with max_tokens before a tag end is not supported (the \
-                             budget would cut the end off); use max_chars, or any_tokens with \
-                             max_tokens",
-                        ))
+                    (Some(t), Some(0)) => then_delims(&bad, t, &[], Some(0)),
+                    (Some(t), Some(n)) => {
+                        let budget = |finish| RuleAttrs {
+                            max_tokens: Some(n),
+                            finish,
+                            ..RuleAttrs::default()
+                        };
+                        let text = Expr::Lexeme(text_then(&bad, t, &[], max_chars));
+                        let text = self.rule("any_text", text, budget(Some(delim_suffixes(t))));
+                        let free = Expr::Lexeme(free_text(&bad, max_chars));
+                        let free = self.rule("any_text", free, budget(None));
+                        or_special_end(text, free, t)
                     }
                     (Some(t), None) => then_delims(&bad, t, &[], max_chars),
                     (None, Some(n)) => self.rule(

@@ -9,8 +9,9 @@
 //! (styles `json`, `qwen_xml`, `minimax_xml`, `glm_xml`, `deepseek_xml`,
 //! `deepseek_v4_1_xml`, `kimi_k3_xml`, `cohere_xml`, `minimax_m3_xml`; `any_order`, `excludes`,
 //! `max_whitespace_cnt`),
-//! `any_text` (`excludes`, `max_chars`, `max_tokens`: not before a tag's end, where it is an
-//! error), `token`, `exclude_token`, `any_tokens`
+//! `any_text` (`excludes`, `max_chars`, `max_tokens`: before a tag's end, the text's tokens
+//! are counted and then only the rest of the end may come), `token`, `exclude_token`,
+//! `any_tokens`
 //! (`exclude_tokens`, `max_tokens`; inside a tag, the tag's end as one token, special or
 //! regular, is left to the end), `sequence`,
 //! `or`, `optional`, `plus`, `star`, `repeat`, `tag`, `triggered_tags`, `tags_with_separator`,

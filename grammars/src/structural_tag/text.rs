@@ -88,6 +88,13 @@ pub(super) fn then_delims(
     max_chars: Option<u32>,
 ) -> Expr {
     let text = Expr::Lexeme(text_then(bad, delims, excl, max_chars));
+    let free = Expr::Lexeme(free_text(bad, max_chars));
+    or_special_end(text, free, delims)
+}
+
+/// `text` (text then a delimiter, one lexeme), or else `free` text then a delimiter that
+/// may be a special token (`<...>`, `[...]`) as that token.
+pub(super) fn or_special_end(text: Expr, free: Expr, delims: &[String]) -> Expr {
     let specials: Vec<&String> = delims
         .iter()
         .filter(|d| {
@@ -100,14 +107,23 @@ pub(super) fn then_delims(
     if specials.is_empty() {
         return text;
     }
-    let free = Expr::Repeat {
-        expr: Box::new(Expr::Lexeme(free_text(bad, max_chars))),
-        min: 0,
-        max: Some(1),
-    };
+    let free = Expr::Repeat { expr: Box::new(free), min: 0, max: Some(1) };
     let toks =
         specials.into_iter().map(|d| Expr::Special(SpecialToken::NameIfAny(d.clone()))).collect();
     Expr::Alt(vec![text, Expr::Seq(vec![free, Expr::Alt(toks)])])
+}
+
+/// Every non-empty byte suffix of the delimiters: what may follow text that has used its
+/// token budget (the rest of a delimiter already begun, or a whole one).
+pub(super) fn delim_suffixes(delims: &[String]) -> RegexSpec {
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    for d in delims {
+        let b = d.as_bytes();
+        out.extend((0..b.len()).map(|i| b[i..].to_vec()));
+    }
+    out.sort();
+    out.dedup();
+    RegexSpec::Or(out.into_iter().map(RegexSpec::Bytes).collect())
 }
 
 /// `e` then one of the tail strings (a tag's end), if any.

@@ -574,4 +574,12 @@ impl Lexer for DerivreLexer {
             + self.lexeme_exprs.capacity() * std::mem::size_of::<ExprRef>()
             + self.cache.num_bytes()
     }
+
+    fn restrict(
+        &mut self,
+        state: StateId,
+        finish: &[(LexemeIdx, Option<&RegexSpec>)],
+    ) -> Result<StateId, Error> {
+        self.restrict_members(state, finish)
+    }
 }

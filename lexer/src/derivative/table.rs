@@ -232,3 +232,49 @@ impl DerivreLexer {
         Ok(id)
     }
 }
+
+impl DerivreLexer {
+    /// [`Lexer::restrict`]: each listed lexeme's member intersected with its finish (the
+    /// empty string for `None`), kept if still live.
+    pub(super) fn restrict_members(
+        &mut self,
+        state: StateId,
+        finish: &[(LexemeIdx, Option<&RegexSpec>)],
+    ) -> Result<StateId, Error> {
+        if state == StateId::DEAD {
+            return Ok(state);
+        }
+        let Some(members) = self.cache.members.get(state.as_usize()) else {
+            return Err(ErrorKind::InvalidState { state: state.0 }.into());
+        };
+        let members = members.to_vec();
+        let cost0 = self.cache.exprs.cost();
+        let mut next = Vec::with_capacity(members.len());
+        for (lx, e) in members {
+            let Some(&(_, f)) = finish.iter().find(|(l, _)| *l == lx) else {
+                next.push((lx, e));
+                continue;
+            };
+            let r = match f {
+                None if self.cache.exprs.is_nullable(e) => ExprRef::EMPTY_STRING,
+                None => ExprRef::NO_MATCH,
+                Some(spec) => {
+                    let Some(f) = self.prefix_query_expr(spec) else {
+                        let feature = "finish";
+                        let lexeme = self.spec.lexemes.get(lx.as_usize());
+                        let lexeme = lexeme.map_or_else(String::new, |l| l.name.clone());
+                        return Err(ErrorKind::Unsupported { lexeme, feature }.into());
+                    };
+                    self.cache.exprs.mk_and(&mut vec![e, f])
+                }
+            };
+            if r != ExprRef::NO_MATCH && self.is_live(r, cost0)? {
+                next.push((lx, r));
+            }
+        }
+        if next.is_empty() {
+            return Ok(StateId::DEAD);
+        }
+        self.intern(next)
+    }
+}
