@@ -82,6 +82,11 @@ pub fn scoped<T>(interrupt: Option<Interrupt>, f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// The interrupt installed for this thread (to install it on a thread the work moves to).
+pub fn current() -> Option<Interrupt> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
 /// `Err` when the interrupt installed for this thread has fired.
 pub fn check() -> Result<(), Interrupted> {
     CURRENT.with(|c| match c.borrow().as_ref().and_then(Interrupt::fired) {

@@ -144,10 +144,10 @@ impl<'a> Doc<'a> {
         let mut count = 0usize;
         while let Some((loc, v, mut base, depth)) = todo.pop() {
             count += 1;
-            if depth > 100 || count > 200_000 {
+            if depth > 1_024 || count > 200_000 {
                 return Err(Error::new(
                     ErrorKind::Limit,
-                    "schema nested deeper than 100 levels or too large",
+                    "schema nested deeper than 1,024 levels or too large",
                 ));
             }
             let Some(obj) = v.as_object() else { continue };

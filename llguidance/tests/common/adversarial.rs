@@ -73,8 +73,10 @@ pub fn cases() -> Vec<Case> {
             head.lines().find_map(|l| l.strip_prefix(k).and_then(|r| r.strip_prefix(' ')))
         };
         let string = |k: &str| -> String {
-            serde_json::from_str(field(k).unwrap_or_else(|| panic!("{name}: no {k}")))
-                .unwrap_or_else(|e| panic!("{name}: {k}: {e}"))
+            let s: String =
+                serde_json::from_str(field(k).unwrap_or_else(|| panic!("{name}: no {k}")))
+                    .unwrap_or_else(|e| panic!("{name}: {k}: {e}"));
+            expand(&s)
         };
         let source = match field("format").expect("format") {
             "lark" => GrammarSource::Lark(grammar),

@@ -19,7 +19,7 @@ use crate::json_schema::JsonCompileOptions;
 use crate::{Error, ErrorKind};
 
 /// Nesting of schema normalization (`$ref`, `allOf`, ...), an [`ErrorKind::Limit`] beyond.
-const MAX_DEPTH: usize = 100;
+const MAX_DEPTH: usize = 512;
 
 /// Normalization context.
 pub(crate) struct Ctx<'a> {
