@@ -448,6 +448,28 @@ fn any_text_max_tokens_before_a_tag_end() {
     assert_eq!(mask_after(3, "<t>ab<"), vec![b('/'), b('<')], "the end begun in the budget");
     assert!(mask_after(3, "<t>ab").len() > 100, "one token of text left");
 
+    // Two ends: past the budget either may close the tag, and one begun is finished.
+    let two = GrammarSource::StructuralTag(
+        json!({"type": "structural_tag", "format": {"type": "sequence", "elements": [
+            {"type": "tag", "begin": "<t>", "content": {"type": "any_text", "max_tokens": 2},
+             "end": ["</t>", "</u>"]},
+            {"type": "const_string", "value": "."}]}})
+        .to_string(),
+    );
+    for (text, ok) in [
+        ("<t>ab</t>.", true),
+        ("<t>ab</u>.", true),
+        ("<t>a</u>.", true),
+        ("<t>abc</u>.", false),
+        ("<t>ab</v>.", false),
+    ] {
+        let mut m = f.create_matcher(&two).unwrap();
+        let took = text
+            .chars()
+            .all(|c| m.compute_mask().unwrap().contains(b(c)) && m.consume_token(b(c)).is_ok());
+        assert_eq!(took && m.is_accepting().unwrap(), ok, "{text}");
+    }
+
     // An end that is a special token (o200k's `<|endofprompt|>`): after the budget, that
     // token or its text spelling, nothing else.
     let f = ParserFactory::from_tokenizer_name("o200k").unwrap();

@@ -113,8 +113,9 @@ pub(super) fn or_special_end(text: Expr, free: Expr, delims: &[String]) -> Expr 
     Expr::Alt(vec![text, Expr::Seq(vec![free, Expr::Alt(toks)])])
 }
 
-/// Every non-empty byte suffix of the delimiters: what may follow text that has used its
-/// token budget (the rest of a delimiter already begun, or a whole one).
+/// Every byte suffix of the delimiters, the empty one included: what may follow text that
+/// has used its token budget (the rest of a delimiter already begun, a whole one, or nothing
+/// once one is complete: a delimiter that another extends may still end there).
 pub(super) fn delim_suffixes(delims: &[String]) -> RegexSpec {
     let mut out: Vec<Vec<u8>> = Vec::new();
     for d in delims {
@@ -123,7 +124,9 @@ pub(super) fn delim_suffixes(delims: &[String]) -> RegexSpec {
     }
     out.sort();
     out.dedup();
-    RegexSpec::Or(out.into_iter().map(RegexSpec::Bytes).collect())
+    let mut alts = vec![RegexSpec::Empty];
+    alts.extend(out.into_iter().map(RegexSpec::Bytes));
+    RegexSpec::Or(alts)
 }
 
 /// `e` then one of the tail strings (a tag's end), if any.
