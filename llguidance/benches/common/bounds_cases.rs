@@ -60,6 +60,12 @@ pub fn cases() -> Vec<Case> {
             json!({"type": "string", "maxLength": 1000, "pattern": "^[a-z ]*$"}),
             json_str(&words(1000)),
         ),
+        // A bound beside a format: an intersection with a larger automaton.
+        schema(
+            "maxLength 200 + format email",
+            json!({"type": "string", "maxLength": 200, "format": "email"}),
+            json_str(&format!("{}@{}.{}.com", "a".repeat(60), "b".repeat(50), "c".repeat(50))),
+        ),
         schema(
             "minLength 5000 (6k chars)",
             json!({"type": "string", "minLength": 5000}),
