@@ -37,6 +37,50 @@ pub mod top_level;
 pub use compile::{compile, CompileLimits, CompiledGrammar};
 pub use error::{Error, ErrorKind, Pos};
 
+/// How deep a JSON grammar input (a schema, a top-level grammar) may nest: brackets of its
+/// text. Past serde_json's default (128) it is parsed without that limit; a caller on a
+/// small stack runs such input on a thread with room (the `llguidance` façade does).
+pub const MAX_JSON_DEPTH: usize = 1_000;
+
+/// The nesting depth of JSON text (brackets outside strings; the text need not be valid).
+pub fn json_depth(s: &str) -> usize {
+    let (mut depth, mut max, mut in_str, mut esc) = (0usize, 0usize, false, false);
+    for &b in s.as_bytes() {
+        if in_str {
+            match b {
+                _ if esc => esc = false,
+                b'\\' => esc = true,
+                b'"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// `s` parsed as JSON nested up to [`MAX_JSON_DEPTH`] levels (`what` names it in errors).
+pub fn parse_json_deep(s: &str, what: &str) -> Result<serde_json::Value, String> {
+    let depth = json_depth(s);
+    if depth > MAX_JSON_DEPTH {
+        return Err(format!("{what} nests {depth} levels deep, more than {MAX_JSON_DEPTH}"));
+    }
+    let mut de = serde_json::Deserializer::from_str(s);
+    de.disable_recursion_limit();
+    serde::Deserialize::deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v))
+        .map_err(|e| json_error(what, &e))
+}
+
 /// A JSON parse error worded for the user: serde_json's nesting limit (128 levels) is a
 /// depth limit on valid JSON, not a syntax error.
 pub fn json_error(what: &str, e: &serde_json::Error) -> String {

@@ -50,8 +50,7 @@ pub fn parse_llguidance(text: &str) -> Result<TopLevel, Error> {
 
 /// Parses top-level grammar JSON.
 pub fn parse(text: &str) -> Result<TopLevel, Error> {
-    let v: Value =
-        serde_json::from_str(text).map_err(|e| err(crate::json_error("the grammar", &e)))?;
+    let v: Value = crate::parse_json_deep(text, "the grammar").map_err(err)?;
     parse_value(&v)
 }
 

@@ -126,7 +126,7 @@ impl GrammarSource {
             GrammarSource::JsonSchema(s) => return json_schema_ir(s),
             GrammarSource::StructuralTag(s) => grammars::structural_tag::parse(s)?,
             GrammarSource::LlGuidance(s) => {
-                let t = grammars::top_level::parse_llguidance(s)?;
+                let t = on_deep_stack(s, || Ok(grammars::top_level::parse_llguidance(s)?))?;
                 return Ok((t.set, t.warnings));
             }
             GrammarSource::Ir(s) => serde_json::from_str(s)
@@ -637,85 +637,46 @@ mod compile_thread {
     }
 }
 
-/// How deep a JSON Schema may nest (arrays and objects, its text's brackets).
-const MAX_SCHEMA_DEPTH: usize = 1_000;
-
-/// The nesting depth of JSON text (brackets outside strings; the text need not be valid).
-fn json_depth(s: &str) -> usize {
-    let (mut depth, mut max, mut in_str, mut esc) = (0usize, 0usize, false, false);
-    for &b in s.as_bytes() {
-        if in_str {
-            match b {
-                _ if esc => esc = false,
-                b'\\' => esc = true,
-                b'"' => in_str = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_str = true,
-            b'[' | b'{' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    max
-}
-
-/// A JSON Schema's grammar IR. Its parse, compile and drop recurse as deep as it nests: a
-/// schema nested deeper than serde_json's default limit (128) is handled on a thread with
-/// [`DEEP_STACK`] of stack (with the caller's interrupt), so that no caller's stack (2 MB
-/// for Rust's spawned threads) overflows.
+/// A JSON Schema's grammar IR.
 fn json_schema_ir(s: &str) -> Result<(GrammarSet, Vec<String>), Error> {
-    let run = || -> Result<(GrammarSet, Vec<String>), Error> {
-        let v = parse_deep_json(s)?;
+    on_deep_stack(s, || {
+        let v = grammars::parse_json_deep(s, "the JSON Schema")
+            .map_err(|m| Error::new(ErrorKind::Grammar, m))?;
         let opts = grammars::json_schema::JsonCompileOptions::from_schema(&v)?;
         let c = grammars::json_schema::compile_schema_with(&v, &opts)?;
         let mut grammars = vec![c.grammar];
         grammars::json_schema::push_subs(&mut grammars, c.subs);
         Ok((GrammarSet { grammars }, c.warnings))
-    };
-    if json_depth(s) <= 128 {
+    })
+}
+
+/// `run` on the caller's thread, or, when `json` nests deeper than serde_json's default
+/// limit (128), on a thread with [`DEEP_STACK`] of stack and the caller's interrupt: the
+/// parse, compile and drop of such input recurse as deep as it nests, and no caller's stack
+/// (2 MB for Rust's spawned threads) may overflow.
+fn on_deep_stack<T: Send>(
+    json: &str,
+    run: impl FnOnce() -> Result<T, Error> + Send,
+) -> Result<T, Error> {
+    if grammars::json_depth(json) <= 128 {
         return run();
     }
     let interrupt = lexer::interrupt::current();
     std::thread::scope(|scope| {
         std::thread::Builder::new()
-            .name("llg-deep-schema".into())
+            .name("llg-deep-json".into())
             .stack_size(DEEP_STACK)
             .spawn_scoped(scope, || lexer::interrupt::scoped(interrupt, run))
-            .map_err(|e| {
-                Error::new(ErrorKind::Grammar, format!("a thread for a deep schema: {e}"))
-            })?
+            .map_err(|e| Error::new(ErrorKind::Grammar, format!("a thread for deep JSON: {e}")))?
             .join()
             .unwrap_or_else(|_| {
-                Err(Error::new(ErrorKind::Grammar, "the deep schema's compile panicked"))
+                Err(Error::new(ErrorKind::Grammar, "the deep JSON's compile panicked"))
             })
     })
 }
 
-/// Stack of the thread a deeply nested schema compiles on (reserved, not committed: only
+/// Stack of the thread deeply nested JSON input compiles on (reserved, not committed: only
 /// the pages used count). Arrays nested 990 deep overflowed a 2 MB stack in a debug build.
+/// A thread of its own, not the compile threads' pool: an idle pool thread would keep the
+/// pages a deep compile touched.
 const DEEP_STACK: usize = 256 << 20;
-
-/// A JSON Schema's text parsed, nested up to [`MAX_SCHEMA_DEPTH`] levels (serde_json's own
-/// limit is 128; XGrammar compiles objects nested 200 deep).
-fn parse_deep_json(s: &str) -> Result<serde_json::Value, Error> {
-    let depth = json_depth(s);
-    if depth > MAX_SCHEMA_DEPTH {
-        return Err(Error::new(
-            ErrorKind::Grammar,
-            format!("the JSON Schema nests {depth} levels deep, more than {MAX_SCHEMA_DEPTH}"),
-        ));
-    }
-    let mut de = serde_json::Deserializer::from_str(s);
-    de.disable_recursion_limit();
-    let v = serde::Deserialize::deserialize(&mut de)
-        .and_then(|v| de.end().map(|()| v))
-        .map_err(|e| Error::new(ErrorKind::Grammar, grammars::json_error("the JSON Schema", &e)))?;
-    Ok(v)
-}

@@ -126,6 +126,11 @@ pub fn build_kind(
     };
     let text = match kind {
         "regex" => grammars::top_level::regex_grammar(data),
+        // A schema nested past serde_json's 128 levels is wrapped as text: the top-level
+        // parse reads it (deep input on a thread with room) and reports invalid JSON.
+        "json" | "json_schema" if grammars::json_depth(data) > 128 => {
+            format!("{{\"grammars\": [{{\"json_schema\": {data}}}], \"max_tokens\": null}}")
+        }
         "json" | "json_schema" => match serde_json::from_str::<serde_json::Value>(data) {
             Ok(schema) => wrap(serde_json::json!({ "json_schema": schema })),
             Err(e) => return (Err(format!("JSON schema: invalid JSON: {e}")), None, Vec::new()),

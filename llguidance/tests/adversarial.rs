@@ -49,3 +49,25 @@ fn token_level_abuse() {
     assert_eq!(m.compute_mask().unwrap().iter().collect::<Vec<_>>(), vec![TokenId(256)]);
     assert!(m.consume_token(TokenId(b'a' as u32)).is_err());
 }
+
+/// A schema nested 200 deep inside LLGuidance's top-level grammar JSON (what the Python
+/// `LLMatcher.grammar_from_json_schema` hands to the matcher): compiled as the bare schema is
+/// (parsed past serde_json's 128 levels, on a thread with room), and past 1,000 levels of
+/// JSON a clear error.
+#[test]
+fn deep_schemas_in_top_level_grammar_json() {
+    let f = ParserFactory::from_tokenizer_name("bytes").unwrap();
+    let nest = |n: usize| {
+        let open = r#"{"type":"object","properties":{"a":"#.repeat(n);
+        let close = r#"},"required":["a"],"additionalProperties":false}"#.repeat(n);
+        format!(r#"{{"grammars":[{{"json_schema":{open}{{"type":"integer"}}{close}}}]}}"#)
+    };
+    let mut m = f.create_matcher(&GrammarSource::LlGuidance(nest(200))).unwrap();
+    let inst = format!("{}1{}", r#"{"a":"#.repeat(200), "}".repeat(200));
+    for b in inst.bytes() {
+        m.consume_token(TokenId(b as u32)).unwrap();
+    }
+    assert!(m.is_accepting().unwrap());
+    let e = f.create_matcher(&GrammarSource::LlGuidance(nest(600))).unwrap_err();
+    assert!(e.to_string().contains("levels deep, more than 1000"), "{e}");
+}

@@ -92,7 +92,8 @@ fn json_arg(py: Python<'_>, v: &Bound<'_, PyAny>, what: &str) -> PyResult<Value>
     } else {
         return Err(PyTypeError::new_err(format!("{what} must be a str or a dict")));
     };
-    serde_json::from_str(&text)
+    // Nested up to 1,000 levels (serde_json's own limit is 128).
+    grammars::parse_json_deep(&text, what)
         .map_err(|e| PyValueError::new_err(format!("{what}: invalid JSON: {e}")))
 }
 
@@ -522,7 +523,7 @@ impl JsonCompiler {
 
     #[pyo3(signature = (schema, check = true))]
     fn compile(&self, py: Python<'_>, schema: &str, check: bool) -> PyResult<String> {
-        let v: Value = serde_json::from_str(schema)
+        let v: Value = grammars::parse_json_deep(schema, "schema")
             .map_err(|e| PyValueError::new_err(format!("schema: invalid JSON: {e}")))?;
         let g = schema_grammar(v, None, Some(self.options.clone()))?;
         checked(py, g, check)
