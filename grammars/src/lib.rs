@@ -70,6 +70,11 @@ pub fn json_depth(s: &str) -> usize {
 
 /// `s` parsed as JSON nested up to [`MAX_JSON_DEPTH`] levels (`what` names it in errors).
 pub fn parse_json_deep(s: &str, what: &str) -> Result<serde_json::Value, String> {
+    // Most input is shallow: serde_json's own parse, the depth scanned only past its limit.
+    match serde_json::from_str(s) {
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => {}
+        r => return r.map_err(|e| json_error(what, &e)),
+    }
     let depth = json_depth(s);
     if depth > MAX_JSON_DEPTH {
         return Err(format!("{what} nests {depth} levels deep, more than {MAX_JSON_DEPTH}"));

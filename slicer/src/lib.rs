@@ -298,6 +298,12 @@ fn sub_trie(vocab: &Vocabulary, toks: &[TokenId]) -> Result<TokTrie, Error> {
     TokTrie::from_vocab(&v).map_err(|e| Error(e.to_string()))
 }
 
+/// Whether `t` is allowed by the parser's state rather than by its bytes: a special token, or
+/// an EOS id (whatever its bytes).
+fn read_by_state(vocab: &Vocabulary, t: TokenId) -> bool {
+    vocab.is_special(t) || vocab.eos_tokens().contains(&t)
+}
+
 /// The vocabulary split by length at `h` bytes: the regular tokens of at most `h` bytes
 /// with every special and EOS token (a mask), and the trie of the other regular tokens. A mask
 /// that is known for the short tokens from elsewhere (a lexer state that behaves the same
@@ -316,8 +322,7 @@ impl LengthSplit {
         let mut short = Vec::new();
         let mut long = Vec::new();
         for (t, bytes) in vocab.iter() {
-            // EOS ids are allowed by the parser's state, never by their bytes.
-            let by_state = vocab.is_special(t) || vocab.eos_tokens().contains(&t);
+            let by_state = read_by_state(vocab, t);
             if by_state || bytes.len() <= h as usize {
                 short.push(t);
             } else {

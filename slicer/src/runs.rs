@@ -35,11 +35,8 @@ impl RunTable {
         // Each token goes into the first mask it belongs to; the masks are then made
         // cumulative.
         for (t, bytes) in vocab.iter() {
-            let (k, exits) = if vocab.is_special(t) || vocab.eos_tokens().contains(&t) {
-                (0, false)
-            } else {
-                dfa.leading(bytes)
-            };
+            let (k, exits) =
+                if crate::read_by_state(vocab, t) { (0, false) } else { dfa.leading(bytes) };
             let k_us = k as usize;
             if k_us <= SMALL {
                 at_most[k_us].insert(t);

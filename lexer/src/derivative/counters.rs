@@ -93,6 +93,11 @@ pub(super) struct Counters {
 }
 
 impl Counters {
+    /// Whether any bounded repeat was found (in the lexemes searched so far).
+    pub(super) fn has_seeds(&self) -> bool {
+        !self.seeds.is_empty()
+    }
+
     pub(super) fn num_bytes(&self) -> usize {
         self.seeds.capacity() * std::mem::size_of::<Seed>()
             + self.nodes.capacity() * (std::mem::size_of::<(ExprRef, (u32, u32))>() + 1)
@@ -100,7 +105,8 @@ impl Counters {
             + self.twins.capacity() * (std::mem::size_of::<((StateId, u32), StateId)>() + 1)
             + self.completions.capacity() * (std::mem::size_of::<(StateId, Option<u32>)>() + 1)
             + self.runs.capacity() * (std::mem::size_of::<(StateId, Option<RunBound>)>() + 1)
-            + self.run_dfas.len() * (256 * RUN_DFA_STATES + 64)
+            + self.run_dfas.values().flatten().map(|d| d.len() * 257).sum::<usize>()
+            + self.run_dfas.capacity() * (std::mem::size_of::<(ExprRef, Option<Arc<RunDfa>>)>() + 1)
             + self.run_disjoint.capacity() * (std::mem::size_of::<((ExprRef, ExprRef), bool)>() + 1)
     }
 }

@@ -30,7 +30,6 @@ mod witness_tests;
 use exprs::*;
 use partitions::*;
 pub use runs::RunBound;
-use runs::RUN_DFA_STATES;
 use states::*;
 use translate::*;
 

@@ -28,7 +28,7 @@
 use super::*;
 
 /// States of a character automaton at most (else no run twin).
-pub(super) const RUN_DFA_STATES: usize = 64;
+const RUN_DFA_STATES: usize = 64;
 
 /// A state near a bound with its run twin (see the module doc): the mask is the twin's,
 /// keeping the tokens that read at most `max` characters of `dfa`, and at least `min` when
@@ -56,7 +56,11 @@ impl DerivreLexer {
             return Ok(r.clone());
         }
         let r = self.make_run_bound(state)?;
-        self.cache.counters.runs.insert(state, r.clone());
+        // Without any bounded repeat the answer is cheap to find again (one member lookup
+        // and the lexeme's search flag): no entry per state for grammars without bounds.
+        if r.is_some() || self.cache.counters.has_seeds() {
+            self.cache.counters.runs.insert(state, r.clone());
+        }
         Ok(r)
     }
 
