@@ -443,17 +443,29 @@ impl Lowering<'_> {
     }
 
     fn seq(&mut self, gi: usize, e: &Expr, depth: usize) -> Result<Vec<SymIdx>, Error> {
+        self.flat_seq(gi, e, depth, Self::sym)
+    }
+
+    /// The items of `e` flattened out of nested sequences, each lowered by `one` (a plain
+    /// symbol, or a template symbol).
+    fn flat_seq<T>(
+        &mut self,
+        gi: usize,
+        e: &Expr,
+        depth: usize,
+        one: fn(&mut Self, usize, &Expr, usize) -> Result<T, Error>,
+    ) -> Result<Vec<T>, Error> {
         self.check_depth(depth)?;
         match e {
             Expr::Empty => Ok(vec![]),
             Expr::Seq(xs) => {
                 let mut out = Vec::new();
                 for x in xs {
-                    out.extend(self.seq(gi, x, depth + 1)?);
+                    out.extend(self.flat_seq(gi, x, depth + 1, one)?);
                 }
                 Ok(out)
             }
-            _ => Ok(vec![self.sym(gi, e, depth + 1)?]),
+            _ => Ok(vec![one(self, gi, e, depth + 1)?]),
         }
     }
 

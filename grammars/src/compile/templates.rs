@@ -51,18 +51,7 @@ impl Lowering<'_> {
         e: &Expr,
         depth: usize,
     ) -> Result<Vec<TemplateSym>, Error> {
-        self.check_depth(depth)?;
-        match e {
-            Expr::Empty => Ok(vec![]),
-            Expr::Seq(xs) => {
-                let mut out = Vec::new();
-                for x in xs {
-                    out.extend(self.tseq(gi, x, depth + 1)?);
-                }
-                Ok(out)
-            }
-            _ => Ok(vec![self.tsym(gi, e, depth + 1)?]),
-        }
+        self.flat_seq(gi, e, depth, Self::tsym)
     }
 
     /// A symbol of a template body: parts that do not depend on the parameter are plain
