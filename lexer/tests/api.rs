@@ -273,6 +273,31 @@ mod derivre_lexer {
     }
 
     #[test]
+    fn a_run_automaton_is_built_where_the_repeat_starts() {
+        // `"` C{0,1000} `"`: the first position inside the string has a counter twin (more
+        // room than the longest token), and the automaton its last positions need is built
+        // then, once, and handed out once; the run twin near the bound uses that one.
+        let s = spec(&[("S", RegexSpec::regex(r#""[a-z ]{0,1000}""#), LexemeKind::Greedy)]);
+        let mut d = DerivreLexer::new(&s).unwrap();
+        d.set_token_horizon(16);
+        let mut st = d.start_state(&s.all()).unwrap();
+        st = d.advance(st, b'"').unwrap();
+        assert!(d.take_new_run_dfas().is_empty(), "nothing before a twin is asked");
+        assert_ne!(d.mask_twin(st).unwrap(), st);
+        let built = d.take_new_run_dfas();
+        assert_eq!(built.len(), 1, "the repeat's character automaton, at its start");
+        assert!(d.take_new_run_dfas().is_empty(), "handed out once");
+        for _ in 0..995 {
+            st = d.advance(st, b'a').unwrap();
+            d.mask_twin(st).unwrap(); // as a matcher asks at each position
+        }
+        let rb = d.run_bound(st).unwrap().expect("a run twin near the bound");
+        assert!(std::sync::Arc::ptr_eq(&rb.dfa, &built[0]));
+        assert_eq!((rb.min, rb.max), (0, 5));
+        assert!(d.take_new_run_dfas().is_empty(), "not built again");
+    }
+
+    #[test]
     fn table_memory_is_states_times_classes() {
         let s = spec(&[("ID", RegexSpec::regex("[a-z]+"), LexemeKind::Greedy)]);
         let mut l = DerivreLexer::new(&s).unwrap();

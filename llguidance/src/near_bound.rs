@@ -39,6 +39,13 @@ pub(crate) fn mask_state<'a>(
     real: StateId,
 ) -> (StateId, Near<'a>) {
     let at = p.lexer_mut().mask_twin(real).unwrap_or(real);
+    // A repeat's character automaton is built where the repeat's counter twin is (its
+    // start): its vocabulary table too, not at a mask deep into a long value.
+    for dfa in p.lexer_mut().take_new_run_dfas() {
+        if !shared.plain {
+            shared.run_table(&dfa);
+        }
+    }
     if at != real || shared.plain {
         return (at, Near::Same);
     }

@@ -90,6 +90,8 @@ pub(super) struct Counters {
     pub(super) run_dfas: HashMap<ExprRef, Option<Arc<RunDfa>>>,
     /// Whether a body's first bytes and a rest's are disjoint, by (body, rest).
     pub(super) run_disjoint: HashMap<(ExprRef, ExprRef), bool>,
+    /// The automata built and not yet taken ([`DerivreLexer::take_new_run_dfas`]).
+    pub(super) new_run_dfas: Vec<Arc<RunDfa>>,
 }
 
 impl Counters {
@@ -234,6 +236,7 @@ impl DerivreLexer {
         if !changed {
             return Ok(state);
         }
+        let single = members.len() == 1;
         let twin = self.intern(members)?;
         // A bound relaxed under an intersection: the other operands may need a long
         // completion that only the relaxed bound leaves room for. Sound when every state the
@@ -254,6 +257,9 @@ impl DerivreLexer {
                 Some(c) if u64::from(room) > u64::from(h) + u64::from(c) + 1 => {}
                 _ => return Ok(state),
             }
+        }
+        if single {
+            self.prepare_run(state)?;
         }
         Ok(twin)
     }

@@ -65,6 +65,24 @@ impl DerivreLexer {
     }
 
     fn make_run_bound(&mut self, state: StateId) -> Result<Option<RunBound>, Error> {
+        let Some((lx, body, rest, min, max)) = self.run_shape(state)? else { return Ok(None) };
+        let Some(dfa) = self.run_dfa(body) else { return Ok(None) };
+        if !self.run_disjoint(&dfa, body, rest) {
+            return Ok(None);
+        }
+        let star = self.cache.exprs.mk_repeat(body, 0, u32::MAX);
+        let twin_expr = self.cache.exprs.mk_concat(star, rest);
+        let twin = self.intern(vec![(lx, twin_expr)])?;
+        Ok(Some(RunBound { twin, dfa, min, max }))
+    }
+
+    /// `state`'s one member as `B{min,max} R` with a finite `max` and `R` not nullable:
+    /// (lexeme, `B`, `R`, `min`, `max`).
+    #[allow(clippy::type_complexity)]
+    fn run_shape(
+        &mut self,
+        state: StateId,
+    ) -> Result<Option<(LexemeIdx, ExprRef, ExprRef, u32, u32)>, Error> {
         let Some(members) = self.cache.members.get(state.as_usize()) else {
             return Err(ErrorKind::InvalidState { state: state.0 }.into());
         };
@@ -81,18 +99,29 @@ impl DerivreLexer {
             return Ok(None);
         }
         let body = x.get_args(a)[0];
-        let Some((min, max)) = self.repeat_bounds(a) else { return Ok(None) };
-        if max == u32::MAX {
-            return Ok(None);
+        match self.repeat_bounds(a) {
+            Some((min, max)) if max != u32::MAX => Ok(Some((lx, body, rest, min, max))),
+            _ => Ok(None),
         }
-        let Some(dfa) = self.run_dfa(body) else { return Ok(None) };
-        if !self.run_disjoint(&dfa, body, rest) {
-            return Ok(None);
+    }
+
+    /// Builds, for a state far from its bound (one that has a counter twin), the character
+    /// automaton its positions near the bound will need, so that its cost (and the
+    /// vocabulary table the matcher builds from it, [`DerivreLexer::take_new_run_dfas`]) is
+    /// paid where the repeat starts rather than at a mask deep into a long value.
+    pub(super) fn prepare_run(&mut self, state: StateId) -> Result<(), Error> {
+        if let Some((_, body, rest, _, _)) = self.run_shape(state)? {
+            if let Some(dfa) = self.run_dfa(body) {
+                self.run_disjoint(&dfa, body, rest);
+            }
         }
-        let star = self.cache.exprs.mk_repeat(body, 0, u32::MAX);
-        let twin_expr = self.cache.exprs.mk_concat(star, rest);
-        let twin = self.intern(vec![(lx, twin_expr)])?;
-        Ok(Some(RunBound { twin, dfa, min, max }))
+        Ok(())
+    }
+
+    /// The character automata built since the last call (each once per lexer), for the
+    /// tables over a vocabulary that go with them.
+    pub fn take_new_run_dfas(&mut self) -> Vec<Arc<RunDfa>> {
+        std::mem::take(&mut self.cache.counters.new_run_dfas)
     }
 
     /// The character automaton of `body`, when it has at most [`RUN_DFA_STATES`] states, is
@@ -103,6 +132,9 @@ impl DerivreLexer {
         }
         let d = self.build_run_dfa(body).map(Arc::new);
         self.cache.counters.run_dfas.insert(body, d.clone());
+        if let Some(d) = &d {
+            self.cache.counters.new_run_dfas.push(d.clone());
+        }
         d
     }
 
