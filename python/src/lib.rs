@@ -10,6 +10,11 @@
 
 use pyo3::prelude::*;
 
+/// mimalloc for the extension's Rust allocations: a compile makes ~30,000 small ones, and
+/// glibc's malloc and free were 40 % of its instructions (BENCHMARKS.md, "Allocator").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod executor;
 mod limits;
 mod matcher;

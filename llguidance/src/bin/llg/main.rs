@@ -10,6 +10,11 @@ use std::time::Instant;
 use clap::{CommandFactory, Parser, Subcommand};
 use llguidance::{GrammarSource, Matcher, ParserFactory, TokenId};
 
+/// mimalloc, as in the Python package: a compile makes ~30,000 small allocations, and
+/// glibc's malloc and free were 40 % of its instructions (BENCHMARKS.md, "Allocator").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The tokenizer argument, in every command's help.
 macro_rules! tok_help {
     () => {
