@@ -151,13 +151,15 @@ pub fn compile(
             lexer::interrupt::check()?;
             if r.param {
                 let t = l.templates[&(gi, r.name.clone())];
-                let ctx = format!("in rule {}", l.qualified(gi, &r.name));
-                l.lower_template(gi, &r.body, t, 0).map_err(|e| e.context(&ctx))?;
+                if let Err(e) = l.lower_template(gi, &r.body, t, 0) {
+                    return Err(e.context(&format!("in rule {}", l.qualified(gi, &r.name))));
+                }
                 continue;
             }
             let lhs = l.rule_syms[&(gi, r.name.clone())];
-            let ctx = format!("in rule {}", l.qualified(gi, &r.name));
-            l.lower_rule(gi, g, r, lhs).map_err(|e| e.context(&ctx))?;
+            if let Err(e) = l.lower_rule(gi, g, r, lhs) {
+                return Err(e.context(&format!("in rule {}", l.qualified(gi, &r.name))));
+            }
         }
     }
     let top = &set.grammars[0];
@@ -279,7 +281,8 @@ impl Lowering<'_> {
 
     /// The symbol for a lexeme. A lexeme never matches the empty string (the parser never
     /// ends one at its start), so a nullable regex R becomes `X -> ε | (R & non-empty)`.
-    fn lexeme_sym(&mut self, name: &str, rx: RegexSpec, kind: LexemeKind) -> SymIdx {
+    /// (`name` makes the lexeme's name: only a new lexeme or symbol needs it.)
+    fn lexeme_sym(&mut self, name: &dyn Fn() -> String, rx: RegexSpec, kind: LexemeKind) -> SymIdx {
         if nullable(&rx, 0) {
             let non_empty = RegexSpec::And(vec![rx, RegexSpec::Not(Box::new(RegexSpec::Empty))]);
             let t = self.plain_lexeme_sym(name, non_empty, kind);
@@ -291,13 +294,18 @@ impl Lowering<'_> {
         self.plain_lexeme_sym(name, rx, kind)
     }
 
-    fn plain_lexeme_sym(&mut self, name: &str, rx: RegexSpec, kind: LexemeKind) -> SymIdx {
+    fn plain_lexeme_sym(
+        &mut self,
+        name: &dyn Fn() -> String,
+        rx: RegexSpec,
+        kind: LexemeKind,
+    ) -> SymIdx {
         let key = (rx, kind, self.next_limit, self.next_finish.clone(), self.class);
         let idx = match self.lexemes.get(&key) {
             Some(&i) => i,
             None => {
                 let i = self.spec.push(LexemeSpec {
-                    name: name.to_string(),
+                    name: name(),
                     regex: key.0.clone(),
                     kind,
                     class: self.class,
@@ -315,7 +323,7 @@ impl Lowering<'_> {
         if let Some(&s) = self.lexeme_syms.get(&idx) {
             return s;
         }
-        let s = self.b.lexeme(name, idx);
+        let s = self.b.lexeme(&name(), idx);
         self.lexeme_syms.insert(idx, s);
         s
     }
@@ -376,7 +384,7 @@ impl Lowering<'_> {
             let kind = if a.is_lazy() { LexemeKind::Lazy } else { LexemeKind::Greedy };
             self.next_limit = a.max_tokens;
             self.next_finish = a.finish.clone().filter(|_| a.max_tokens.is_some());
-            let t = self.lexeme_sym(&r.name.to_uppercase(), rx, kind);
+            let t = self.lexeme_sym(&|| r.name.to_uppercase(), rx, kind);
             self.next_limit = None;
             self.next_finish = None;
             self.b.rule(lhs, vec![t]);
@@ -483,10 +491,10 @@ impl Lowering<'_> {
                     Error::new(ErrorKind::Name, format!("unknown terminal {name}"))
                 })?;
                 let kind = if t.lazy { LexemeKind::Lazy } else { LexemeKind::Greedy };
-                Ok(self.lexeme_sym(name, t.regex.clone(), kind))
+                Ok(self.lexeme_sym(&|| name.clone(), t.regex.clone(), kind))
             }
             Expr::Lexeme(rx) => {
-                let name = match rx {
+                let name = || match rx {
                     RegexSpec::Literal(s) => format!("{s:?}"),
                     RegexSpec::Regex(s) => format!("/{s}/"),
                     _ => "lexeme".to_string(),

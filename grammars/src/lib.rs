@@ -42,6 +42,13 @@ pub use error::{Error, ErrorKind, Pos};
 /// small stack runs such input on a thread with room (the `llguidance` façade does).
 pub const MAX_JSON_DEPTH: usize = 1_000;
 
+/// Whether JSON text nests deeper than `limit` ([`json_depth`]), answered without the scan
+/// when the text has at most `limit` opening brackets at all (most input: a byte count).
+pub fn json_deeper_than(s: &str, limit: usize) -> bool {
+    let opening = s.bytes().filter(|&b| b == b'[' || b == b'{').count();
+    opening > limit && json_depth(s) > limit
+}
+
 /// The nesting depth of JSON text (brackets outside strings; the text need not be valid).
 pub fn json_depth(s: &str) -> usize {
     let (mut depth, mut max, mut in_str, mut esc) = (0usize, 0usize, false, false);
@@ -93,5 +100,26 @@ pub fn json_error(what: &str, e: &serde_json::Error) -> String {
         format!("{what} nests deeper than 128 levels (the JSON parser's limit): {e}")
     } else {
         format!("{what} is not valid JSON: {e}")
+    }
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+
+    #[test]
+    fn depth_counts_brackets_outside_strings() {
+        let deep = "[".repeat(200) + &"]".repeat(200);
+        assert_eq!(json_depth(&deep), 200);
+        assert!(json_deeper_than(&deep, 128));
+        assert!(!json_deeper_than(&deep, 200));
+        // Many brackets, little nesting: the count alone does not decide.
+        let wide = format!("[{}0]", "[],".repeat(300));
+        assert_eq!(json_depth(&wide), 2);
+        assert!(!json_deeper_than(&wide, 128));
+        // Brackets inside strings do not nest.
+        let quoted = format!("{{\"a\": \"{}\"}}", "[".repeat(300));
+        assert_eq!(json_depth(&quoted), 1);
+        assert!(!json_deeper_than(&quoted, 128));
     }
 }

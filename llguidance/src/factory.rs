@@ -658,7 +658,7 @@ fn on_deep_stack<T: Send>(
     json: &str,
     run: impl FnOnce() -> Result<T, Error> + Send,
 ) -> Result<T, Error> {
-    if grammars::json_depth(json) <= 128 {
+    if !grammars::json_deeper_than(json, 128) {
         return run();
     }
     let interrupt = lexer::interrupt::current();

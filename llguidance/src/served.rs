@@ -128,7 +128,7 @@ pub fn build_kind(
         "regex" => grammars::top_level::regex_grammar(data),
         // A schema nested past serde_json's 128 levels is wrapped as text: the top-level
         // parse reads it (deep input on a thread with room) and reports invalid JSON.
-        "json" | "json_schema" if grammars::json_depth(data) > 128 => {
+        "json" | "json_schema" if grammars::json_deeper_than(data, 128) => {
             format!("{{\"grammars\": [{{\"json_schema\": {data}}}], \"max_tokens\": null}}")
         }
         "json" | "json_schema" => match serde_json::from_str::<serde_json::Value>(data) {

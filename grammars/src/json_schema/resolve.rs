@@ -45,7 +45,10 @@ pub(crate) struct Doc<'a> {
     pub draft: Draft,
     resources: HashMap<String, Loc>,
     anchors: HashMap<(String, String), Loc>,
-    bases: HashMap<Loc, String>,
+    /// Each indexed schema object's base URI, and the object (what [`Doc::get`] answers
+    /// first: schemas are asked for by location, each walk from the root a hash lookup per
+    /// step).
+    bases: HashMap<Loc, (String, &'a Value)>,
     /// Where each schema object sits, by address ([`Doc::with_addresses`]; else empty).
     addrs: HashMap<usize, Loc>,
 }
@@ -79,8 +82,29 @@ const MAPS: &[&str] = &[
     "dependencies",
 ];
 
-pub(crate) fn escape_token(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
+/// The location of `tok` (a key or an index, unescaped) under `loc`: `loc/tok` with `tok`
+/// escaped. Locations are built for every subschema of every document: no formatting
+/// machinery and one allocation each.
+pub(crate) fn child_loc(loc: &str, tok: &str) -> Loc {
+    let mut out = String::with_capacity(loc.len() + tok.len() + 1);
+    out.push_str(loc);
+    out.push('/');
+    push_escaped(&mut out, tok);
+    out
+}
+
+fn push_escaped(out: &mut String, tok: &str) {
+    if !tok.contains(['~', '/']) {
+        out.push_str(tok);
+        return;
+    }
+    for c in tok.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
 }
 
 fn unescape_token(s: &str) -> std::borrow::Cow<'_, str> {
@@ -173,32 +197,31 @@ impl<'a> Doc<'a> {
                     d.anchors.entry((base.clone(), a.to_string())).or_insert_with(|| loc.clone());
                 }
             }
-            d.bases.insert(loc.clone(), base.clone());
             for (k, sub) in obj {
-                let kl = format!("{loc}/{}", escape_token(k));
                 if SINGLE.contains(&k.as_str()) && !sub.is_array() {
-                    todo.push((kl, sub, base.clone(), depth + 1));
+                    todo.push((child_loc(&loc, k), sub, base.clone(), depth + 1));
                 } else if ARRAYS.contains(&k.as_str()) && sub.is_array() {
+                    let kl = child_loc(&loc, k);
                     for (i, s) in sub.as_array().into_iter().flatten().enumerate() {
-                        todo.push((format!("{kl}/{i}"), s, base.clone(), depth + 1));
+                        todo.push((child_loc(&kl, &i.to_string()), s, base.clone(), depth + 1));
                     }
                 } else if MAPS.contains(&k.as_str()) {
+                    let kl = child_loc(&loc, k);
                     for (n, s) in sub.as_object().into_iter().flatten() {
-                        todo.push((
-                            format!("{kl}/{}", escape_token(n)),
-                            s,
-                            base.clone(),
-                            depth + 1,
-                        ));
+                        todo.push((child_loc(&kl, n), s, base.clone(), depth + 1));
                     }
                 }
             }
+            d.bases.insert(loc, (base, v));
         }
         Ok(d)
     }
 
     /// The value at `loc`.
     pub fn get(&self, loc: &str) -> Option<&'a Value> {
+        if let Some(&(_, v)) = self.bases.get(loc) {
+            return Some(v);
+        }
         let mut v = self.root;
         if loc.is_empty() {
             return Some(v);
@@ -269,7 +292,7 @@ impl<'a> Doc<'a> {
     fn base_of(&self, loc: &str) -> String {
         let mut l = loc;
         loop {
-            if let Some(b) = self.bases.get(l) {
+            if let Some((b, _)) = self.bases.get(l) {
                 return b.clone();
             }
             match l.rfind('/') {

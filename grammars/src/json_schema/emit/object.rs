@@ -364,13 +364,27 @@ impl Emitter<'_, '_> {
         };
         self.check_states(((nk + 1) * (cap as usize + 1)) << m)?;
         let next = |c: u32| if o.max.is_none() { (c + 1).min(cap) } else { c + 1 };
-        let name = |i: usize, c: u32, s: u32| {
-            if m == 0 {
-                format!("{base}_{i}_{c}")
-            } else {
-                format!("{base}_{i}_{c}_{s}")
+        // Each state's rule name, made once (a state is named where it is defined and where
+        // each of its predecessors refers to it).
+        let (cs, ss) = (cap as usize + 1, full as usize + 1);
+        let mut names = Vec::with_capacity((nk + 1) * cs * ss);
+        for i in 0..=nk {
+            for c in 0..=cap {
+                for s in 0..=full {
+                    let mut n = String::with_capacity(base.len() + 12);
+                    n.push_str(base);
+                    for (k, x) in [i as u64, u64::from(c), u64::from(s)].into_iter().enumerate() {
+                        if k < 2 || m != 0 {
+                            n.push('_');
+                            push_decimal(&mut n, x);
+                        }
+                    }
+                    names.push(n);
+                }
             }
-        };
+        }
+        let name =
+            |i: usize, c: u32, s: u32| names[(i * cs + c as usize) * ss + s as usize].clone();
         #[allow(clippy::needless_range_loop)] // i indexes states, named[i] only below nk
         for i in 0..=nk {
             for c in 0..=cap {
@@ -426,4 +440,20 @@ impl Emitter<'_, '_> {
         }
         Ok(Some(Expr::Seq(vec![lit("{"), Expr::Rule(name(0, 0, 0)), lit("}")])))
     }
+}
+
+/// Appends `x` in decimal.
+fn push_decimal(out: &mut String, x: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut x = x;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (x % 10) as u8;
+        x /= 10;
+        if x == 0 {
+            break;
+        }
+    }
+    out.extend(digits[i..].iter().map(|&d| char::from(d)));
 }

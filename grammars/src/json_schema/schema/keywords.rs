@@ -12,7 +12,7 @@ use super::node::{Arr, Clause, Exp, Node, Num, Obj, SExpr};
 use super::rx::{LengthBounds, Rx, Term};
 use crate::json_schema::ecma;
 use crate::json_schema::numbers::{self, Decimal};
-use crate::json_schema::resolve::{escape_token, Draft};
+use crate::json_schema::resolve::{child_loc, Draft};
 use crate::{Error, ErrorKind};
 
 /// Whether `kw` is a keyword only from a draft after `draft` (draft 6 added `contains`,
@@ -99,7 +99,7 @@ impl Ctx<'_> {
         } else {
             m
         };
-        let sub = |k: &str| format!("{loc}/{}", escape_token(k));
+        let sub = |k: &str| child_loc(loc, k);
         let contradicted = contradictions(m, loc);
         if draft <= Draft::D7 {
             if let Some(r) = m.get("$ref") {
@@ -347,7 +347,7 @@ impl Ctx<'_> {
                                 Error::new(ErrorKind::Value, "properties: not an object")
                             })?;
                             for name in o.keys() {
-                                let e = self.at(format!("{}/{}", sub(kw), escape_token(name)));
+                                let e = self.at(child_loc(&sub(kw), name));
                                 clause.props.push((name.clone(), e));
                             }
                         }
@@ -358,7 +358,7 @@ impl Ctx<'_> {
                             for p in o.keys() {
                                 let rx = ecma::translate_pattern(p, false)?;
                                 check_regex(&rx)?;
-                                let e = self.at(format!("{}/{}", sub(kw), escape_token(p)));
+                                let e = self.at(child_loc(&sub(kw), p));
                                 clause.patterns.push((rx, e));
                             }
                         }
@@ -488,7 +488,7 @@ impl Ctx<'_> {
                                 }
                             }
                             _ => {
-                                let e = self.at(format!("{}/{}", sub(kw), escape_token(key)));
+                                let e = self.at(child_loc(&sub(kw), key));
                                 let d = self.normalize(&e)?;
                                 present = intersect(&present, &d)?;
                             }

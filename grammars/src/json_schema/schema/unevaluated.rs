@@ -12,7 +12,7 @@ use super::algebra::{intersect, union_into, unsupported};
 use super::ctx::Ctx;
 use super::node::{Arr, Clause, Node, Obj, SExpr};
 use crate::json_schema::ecma;
-use crate::json_schema::resolve::escape_token;
+use crate::json_schema::resolve::child_loc;
 use crate::{Error, ErrorKind};
 
 /// The most cases one `unevaluatedProperties` splits its schema into.
@@ -160,7 +160,7 @@ impl Ctx<'_> {
             Some(Value::Bool(false)) => return Ok(vec![]),
             _ => return Ok(vec![(SExpr::True, Evaluated::default())]),
         };
-        let sub = |k: &str| format!("{loc}/{}", escape_token(k));
+        let sub = |k: &str| child_loc(loc, k);
         let mut own = Evaluated::default();
         if let Some(Value::Object(p)) = m.get("properties") {
             own.keys = p.keys().cloned().collect();
@@ -246,7 +246,7 @@ impl Ctx<'_> {
                             continue; // `dependencies` naming keys evaluates nothing
                         }
                         // the key is there (the schema holds, its cases) or it is not
-                        let at = format!("{}/{}", sub(k), escape_token(key));
+                        let at = child_loc(&sub(k), key);
                         let mut branch = self.eval_cases(&at, depth + 1, false)?;
                         for (_, ev) in branch.iter_mut() {
                             ev.present.push(key.clone());
