@@ -9,10 +9,11 @@
 //! one parse gives all three, kept per process, so a regex that comes back (formats, common
 //! patterns) costs a lookup, and derivre maps the kept structure into the new grammar.
 //!
-//! The structural AST covers what maps one to one (literals, byte classes, ASCII classes,
-//! concatenation, alternation, repetition, groups); a regex with anything else (anchors and
-//! other look-arounds, non-ASCII classes, a group named `stop`, which derivre reads as a
-//! lookahead) is left to derivre's own parse, as before.
+//! The structural AST covers literals, byte classes, classes (a non-ASCII one as the UTF-8
+//! byte sequences of its characters: the same language as derivre's reading, another shape),
+//! concatenation, alternation, repetition and groups; a regex with anything else (anchors and
+//! other look-arounds, a group named `stop`, which derivre reads as a lookahead) is left to
+//! derivre's own parse, as before.
 
 use std::sync::{Arc, Mutex};
 
@@ -25,6 +26,9 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 const MAX_BYTES: usize = 16 << 20;
 /// Regexes longer than this are not kept (each is parsed every time).
 const MAX_LEN: usize = 16 << 10;
+/// UTF-8 sequences of a Unicode class translated at most (`unicode_class`).
+#[cfg(feature = "derivre")]
+const MAX_UTF8_SEQUENCES: usize = 24;
 /// Approximate bytes per AST node, for [`MAX_BYTES`].
 #[cfg(feature = "derivre")]
 const NODE_BYTES: usize = 64;
@@ -193,12 +197,15 @@ fn to_ast(h: &Hir, nodes: &mut usize) -> Option<RegexAst> {
             byte_set(&c.ranges().iter().map(|r| (r.start(), r.end())).collect::<Vec<_>>())
         }
         HirKind::Class(Class::Unicode(c)) => {
-            if c.ranges().iter().any(|r| r.end() > '\x7F') {
-                return None;
+            if c.ranges().iter().all(|r| r.end() <= '\x7F') {
+                return Some(byte_set(
+                    &c.ranges()
+                        .iter()
+                        .map(|r| (r.start() as u8, r.end() as u8))
+                        .collect::<Vec<_>>(),
+                ));
             }
-            byte_set(
-                &c.ranges().iter().map(|r| (r.start() as u8, r.end() as u8)).collect::<Vec<_>>(),
-            )
+            unicode_class(c, nodes)?
         }
         HirKind::Repetition(r) => {
             RegexAst::Repeat(Box::new(to_ast(&r.sub, nodes)?), r.min, r.max.unwrap_or(u32::MAX))
@@ -209,6 +216,36 @@ fn to_ast(h: &Hir, nodes: &mut usize) -> Option<RegexAst> {
         HirKind::Concat(v) => RegexAst::Concat(all(v, nodes)?),
         HirKind::Alternation(v) => RegexAst::Or(all(v, nodes)?),
         HirKind::Look(_) => return None,
+    })
+}
+
+/// A Unicode class as the UTF-8 encodings of its characters: one alternative per UTF-8
+/// byte-range sequence (`regex_syntax::utf8`), each a concatenation of byte sets. The same
+/// language as derivre's own reading of the class; built once per process (with the regex)
+/// instead of once per grammar (a JSON string's `(?s:.)` and `[^"\\]` were ~60,000
+/// instructions of every schema's lexer). Classes of many ranges (`\w`, `\p{L}`: hundreds
+/// of sequences) are left to derivre, whose tree of ranges is smaller: `None`.
+#[cfg(feature = "derivre")]
+fn unicode_class(c: &regex_syntax::hir::ClassUnicode, nodes: &mut usize) -> Option<RegexAst> {
+    let mut alts = Vec::new();
+    for r in c.ranges() {
+        for seq in regex_syntax::utf8::Utf8Sequences::new(r.start(), r.end()) {
+            if alts.len() == MAX_UTF8_SEQUENCES {
+                return None;
+            }
+            let parts: Vec<RegexAst> =
+                seq.as_slice().iter().map(|br| byte_set(&[(br.start, br.end)])).collect();
+            *nodes += parts.len() + 1;
+            alts.push(match <[RegexAst; 1]>::try_from(parts) {
+                Ok([one]) => one,
+                Err(parts) => RegexAst::Concat(parts),
+            });
+        }
+    }
+    Some(match <[RegexAst; 1]>::try_from(alts) {
+        Ok([one]) => one,
+        Err(alts) if alts.is_empty() => RegexAst::NoMatch,
+        Err(alts) => RegexAst::Or(alts),
     })
 }
 
@@ -276,9 +313,9 @@ mod tests {
     fn structural(rx: &str) -> Option<Arc<RegexAst>> {
         parsed(rx).ast.clone()
     }
+
     /// The structural AST and derivre's own parse give the same expression (derivre
-    /// hash-conses expressions: the same node when the same language is built the same way)
-    /// or, where the shapes differ, the same strings on samples.
+    /// hash-conses expressions: the same node when the same language is built the same way).
     #[test]
     fn the_structural_ast_matches_derivres_parse() {
         let cases = [
@@ -287,7 +324,6 @@ mod tests {
             "(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})",
             "[a-z]*",
             "(a|bc)+x?",
-            "[^\"\\\\]{0,12}",
             "(?i)abc",
             "",
         ];
@@ -299,16 +335,69 @@ mod tests {
                     let ours = b.mk(&ast).unwrap();
                     assert_eq!(ours, theirs, "{rx}");
                 }
-                // Only non-ASCII classes are left to derivre among these.
-                None => assert!(rx.contains("[^"), "{rx} not translated"),
+                None => panic!("{rx} not translated"),
+            }
+        }
+    }
+
+    /// Where the shapes differ (Unicode classes: derivre builds its own tree of UTF-8
+    /// ranges), the two expressions match the same strings: neither has a string the
+    /// other lacks (derivre decides the difference), and samples agree.
+    #[test]
+    fn unicode_classes_match_what_derivre_reads() {
+        let cases = [
+            "[^\"\\\\]{0,12}",
+            "(?s:.)*",
+            ".",
+            "é|[α-ω]+",
+            "[^\"\\\\\\x00-\\x1F\\x7F]*",
+            "[α-ωÀ-ÿ0-9]{0,3}x",
+            "[\\u{80}-\\u{10FFFF}]",
+            "[^a]",
+        ];
+        let samples: [&[u8]; 14] = [
+            b"",
+            b"a",
+            b"\"",
+            b"\\",
+            "é".as_bytes(),
+            "αβγ".as_bytes(),
+            "日本".as_bytes(),
+            "😀".as_bytes(),
+            b"\x7F",
+            b"\n",
+            b"\xC0\x80",
+            b"\xED\xA0\x80",
+            b"\xF4\x90\x80\x80",
+            b"\xE2\x82",
+        ];
+        for rx in cases {
+            let ast = structural(rx).unwrap_or_else(|| panic!("{rx} not translated"));
+            let mut b = RegexBuilder::new();
+            let ours = b.mk(&ast).unwrap();
+            let theirs = b.mk(&RegexAst::Regex(rx.into())).unwrap();
+            let (o, t) = (RegexAst::ExprRef(ours), RegexAst::ExprRef(theirs));
+            for (x, y) in [(&o, &t), (&t, &o)] {
+                let only =
+                    b.mk(&RegexAst::And(vec![x.clone(), RegexAst::Not(Box::new(y.clone()))]));
+                let only = only.unwrap();
+                assert!(b.to_regex(only).always_empty(), "{rx}: a string only one side matches");
+            }
+            for s in samples {
+                assert_eq!(
+                    b.to_regex(ours).is_match_bytes(s),
+                    b.to_regex(theirs).is_match_bytes(s),
+                    "{rx} on {s:?}"
+                );
             }
         }
     }
 
     #[test]
-    fn anchors_and_unicode_classes_are_left_to_derivre() {
+    fn anchors_and_large_classes_are_left_to_derivre() {
         assert!(structural("^abc$").is_none());
-        assert!(structural("é|[α-ω]").is_none());
+        assert!(structural("é|[α-ω]").is_some());
+        assert!(structural("\\w+").is_none());
         assert!(structural("\\bword").is_none());
         assert!(structural("(").is_none());
         assert!(structural("a(?P<stop>b)").is_none());
