@@ -4,6 +4,8 @@
 //! complements as expressions, normalized when reached). Complements that would not be
 //! exact are [`ErrorKind::Unsupported`] errors.
 
+use std::hash::BuildHasher;
+
 use lexer::RegexSpec;
 use serde_json::Value;
 
@@ -38,16 +40,28 @@ pub(crate) fn intersect(a: &Node, b: &Node) -> Result<Node, Error> {
         }
     }
     let mut obj = Vec::new();
+    // The hashes of the kept objects, compared before the objects: a product of many
+    // alternatives compared each new object with every kept one, field by field (18 % of
+    // a 70 ms compile, Github_hard o90607).
+    let hasher = hashbrown::DefaultHashBuilder::default();
+    let mut hashes: Vec<u64> = Vec::new();
     for x in &a.obj {
         for y in &b.obj {
             if x.is_any() {
-                obj.push(y.clone())
+                obj.push(y.clone());
+                hashes.push(hasher.hash_one(y));
             } else if y.is_any() {
-                obj.push(x.clone())
+                obj.push(x.clone());
+                hashes.push(hasher.hash_one(x));
             } else {
                 let o = x.and(y);
-                if !o.surely_empty() && !obj.contains(&o) {
+                if o.surely_empty() {
+                    continue;
+                }
+                let h = hasher.hash_one(&o);
+                if !hashes.iter().zip(&obj).any(|(&k, kept)| k == h && *kept == o) {
                     obj.push(o);
+                    hashes.push(h);
                 }
             }
         }

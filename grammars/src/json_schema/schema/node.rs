@@ -124,7 +124,7 @@ impl Arr {
 }
 
 /// What one schema says about an object's properties.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Clause {
     pub props: Vec<(String, SExpr)>,
     /// (Rust regex of the key, value schema)
@@ -133,7 +133,7 @@ pub(crate) struct Clause {
 }
 
 /// Which keys an [`Exists`] constraint looks at.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum KeyLang {
     /// Keys matching this Rust regex (as in [`Clause::patterns`]).
     Pattern(String),
@@ -147,14 +147,14 @@ pub(crate) enum KeyLang {
 /// "Some member has a key in `key` and a value in `value`": what the complement of
 /// `patternProperties` and `additionalProperties` needs (an object violates them exactly
 /// when one of its members does).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Exists {
     pub key: KeyLang,
     pub value: SExpr,
 }
 
 /// An object constraint.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Obj {
     pub clauses: Vec<Clause>,
     pub required: Vec<String>,

@@ -15,7 +15,7 @@ pub(crate) const STRING_ANY: &str = r"(?s:.)*";
 
 /// Bounds on the number of characters of a string: `min..=max`, unbounded above without
 /// `max`. [`LengthBounds::ANY`] holds every string.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct LengthBounds {
     pub min: u32,
     pub max: Option<u32>,
@@ -56,7 +56,7 @@ impl LengthBounds {
 }
 
 /// One conjunct of an intersection: string length bounds, or any other regex.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Term {
     Len(LengthBounds),
     Regex(RegexSpec),
@@ -97,7 +97,7 @@ fn spec_of(v: &[Term]) -> RegexSpec {
 
 /// A regex over a domain (string contents or number texts): nothing, everything, or the
 /// values every conjunct matches (one conjunct or more).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Rx {
     Nothing,
     All,
