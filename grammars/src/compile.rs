@@ -116,8 +116,8 @@ pub fn compile(
     for (gi, g) in set.grammars.iter().enumerate() {
         for r in &g.rules {
             let name = l.qualified(gi, &r.name);
-            if l.rule_syms.contains_key(&(gi, r.name.clone()))
-                || l.templates.contains_key(&(gi, r.name.clone()))
+            if l.rule_syms.contains_key(&NameKey(gi, &r.name))
+                || l.templates.contains_key(&NameKey(gi, &r.name))
             {
                 return Err(Error::new(ErrorKind::Name, format!("rule {name} is defined twice")));
             }
@@ -135,7 +135,7 @@ pub fn compile(
             let s = l.b.nonterminal(&name);
             l.rule_syms.insert((gi, r.name.clone()), s);
         }
-        let start = l.rule_syms.get(&(gi, g.start.clone())).copied().ok_or_else(|| {
+        let start = l.rule_syms.get(&NameKey(gi, &g.start)).copied().ok_or_else(|| {
             Error::new(
                 ErrorKind::Name,
                 format!("start rule {} is not defined", l.qualified(gi, &g.start)),
@@ -150,13 +150,13 @@ pub fn compile(
         for r in &g.rules {
             lexer::interrupt::check()?;
             if r.param {
-                let t = l.templates[&(gi, r.name.clone())];
+                let t = l.templates[&NameKey(gi, &r.name)];
                 if let Err(e) = l.lower_template(gi, &r.body, t, 0) {
                     return Err(e.context(&format!("in rule {}", l.qualified(gi, &r.name))));
                 }
                 continue;
             }
-            let lhs = l.rule_syms[&(gi, r.name.clone())];
+            let lhs = l.rule_syms[&NameKey(gi, &r.name)];
             if let Err(e) = l.lower_rule(gi, g, r, lhs) {
                 return Err(e.context(&format!("in rule {}", l.qualified(gi, &r.name))));
             }
@@ -195,7 +195,7 @@ pub fn compile(
             format!("{} lexemes, limit {}", l.spec.len(), limits.max_lexemes),
         ));
     }
-    let start = l.rule_syms[&(0, top.start.clone())];
+    let start = l.rule_syms[&NameKey(0, &top.start)];
     let cfg =
         l.b.build(start, &CfgLimits { max_rule_array: limits.max_rule_array })
             .map_err(|e| Error::new(ErrorKind::Value, e.to_string()))?;
@@ -263,6 +263,17 @@ struct Lowering<'a> {
     powers: HashMap<SymIdx, Vec<SymIdx>>,
     fresh: usize,
     empty: Option<SymIdx>,
+}
+
+/// A (grammar, rule name) key borrowed: looks up the maps keyed by `(usize, String)`
+/// without a copy of the name (hashed as the owned key is: the index, then the string).
+#[derive(Hash)]
+struct NameKey<'a>(usize, &'a str);
+
+impl hashbrown::Equivalent<(usize, String)> for NameKey<'_> {
+    fn equivalent(&self, key: &(usize, String)) -> bool {
+        self.0 == key.0 && self.1 == key.1
+    }
 }
 
 impl Lowering<'_> {
@@ -463,18 +474,30 @@ impl Lowering<'_> {
         depth: usize,
         one: fn(&mut Self, usize, &Expr, usize) -> Result<T, Error>,
     ) -> Result<Vec<T>, Error> {
+        let mut out = Vec::new();
+        self.flat_seq_into(gi, e, depth, one, &mut out)?;
+        Ok(out)
+    }
+
+    fn flat_seq_into<T>(
+        &mut self,
+        gi: usize,
+        e: &Expr,
+        depth: usize,
+        one: fn(&mut Self, usize, &Expr, usize) -> Result<T, Error>,
+        out: &mut Vec<T>,
+    ) -> Result<(), Error> {
         self.check_depth(depth)?;
         match e {
-            Expr::Empty => Ok(vec![]),
+            Expr::Empty => {}
             Expr::Seq(xs) => {
-                let mut out = Vec::new();
                 for x in xs {
-                    out.extend(self.flat_seq(gi, x, depth + 1, one)?);
+                    self.flat_seq_into(gi, x, depth + 1, one, out)?;
                 }
-                Ok(out)
             }
-            _ => Ok(vec![one(self, gi, e, depth + 1)?]),
+            _ => out.push(one(self, gi, e, depth + 1)?),
         }
+        Ok(())
     }
 
     fn sym(&mut self, gi: usize, e: &Expr, depth: usize) -> Result<SymIdx, Error> {
@@ -483,7 +506,7 @@ impl Lowering<'_> {
         match e {
             Expr::Rule(name) => self
                 .rule_syms
-                .get(&(gi, name.clone()))
+                .get(&NameKey(gi, name))
                 .copied()
                 .ok_or_else(|| Error::new(ErrorKind::Name, format!("unknown rule {name}"))),
             Expr::Terminal(name) => {

@@ -12,7 +12,7 @@ use crate::{Error, ErrorKind};
 impl Lowering<'_> {
     pub(super) fn template(&self, gi: usize, rule: &str) -> Result<TemplateIdx, Error> {
         self.templates
-            .get(&(gi, rule.to_string()))
+            .get(&super::NameKey(gi, rule))
             .copied()
             .ok_or_else(|| Error::new(ErrorKind::Name, format!("unknown parametric rule {rule}")))
     }
