@@ -3,7 +3,9 @@
 
 use std::borrow::Borrow;
 use std::hash::Hash;
-use std::sync::Mutex;
+use std::sync::{
+    Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
+};
 
 use hashbrown::HashMap;
 
@@ -26,12 +28,11 @@ impl<K: Hash + Eq, V: Clone> ProcessMemo<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        let lock = || self.map.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(v) = lock().as_ref().and_then(|m| m.get(key)) {
-            return v.clone();
+        if let Some(v) = lock_cache(&self.map).and_then(|g| g.as_ref()?.get(key).cloned()) {
+            return v;
         }
         let v = compute();
-        let mut guard = lock();
+        let Some(mut guard) = lock_cache(&self.map) else { return v };
         let map = guard.get_or_insert_with(HashMap::new);
         if map.len() >= self.max {
             map.clear();
@@ -39,4 +40,54 @@ impl<K: Hash + Eq, V: Clone> ProcessMemo<K, V> {
         map.insert(key.to_owned(), v.clone());
         v
     }
+}
+
+/// The process that first locked a cache through [`lock_cache`].
+static FIRST_PID: OnceLock<u32> = OnceLock::new();
+
+/// Locks a cache's mutex; in a process forked from the one that first used the caches,
+/// only if it is free (`None`: go on without the cache). A thread of the parent that held
+/// the lock at the fork does not exist in the child, and waiting for it would hang the
+/// child forever (a server forking workers while another thread compiles; test
+/// `python/tests/test_fork.py`). In the child a lock is only ever tried: a cache skipped
+/// under contention costs time, never a hang.
+pub fn lock_cache<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    if !forked() {
+        return Some(m.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+    match m.try_lock() {
+        Ok(g) => Some(g),
+        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+
+/// [`lock_cache`] for reading a `RwLock`.
+pub fn read_cache<T>(m: &RwLock<T>) -> Option<RwLockReadGuard<'_, T>> {
+    if !forked() {
+        return Some(m.read().unwrap_or_else(|e| e.into_inner()));
+    }
+    match m.try_read() {
+        Ok(g) => Some(g),
+        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+
+/// [`lock_cache`] for writing a `RwLock`.
+pub fn write_cache<T>(m: &RwLock<T>) -> Option<RwLockWriteGuard<'_, T>> {
+    if !forked() {
+        return Some(m.write().unwrap_or_else(|e| e.into_inner()));
+    }
+    match m.try_write() {
+        Ok(g) => Some(g),
+        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+
+/// Whether this process is not the one that first used the caches (a forked child).
+fn forked() -> bool {
+    let pid = std::process::id();
+    *FIRST_PID.get_or_init(|| pid) != pid
 }

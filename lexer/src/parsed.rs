@@ -1,4 +1,4 @@
-//! Regexes parsed once per process (a leaf module: it imports nothing of the crate). A `RegexSpec::Regex` string is read several ways:
+//! Regexes parsed once per process (a leaf module: of the crate it uses only the cache lock). A `RegexSpec::Regex` string is read several ways:
 //! whether it parses ([`regex_check`]) and matches the empty string ([`regex_nullable`]),
 //! both asked by the grammar compilers, the byte-class boundaries it needs
 //! ([`crate::ByteClasses`]), the fewest and most characters of its strings
@@ -62,13 +62,12 @@ pub(crate) fn parsed(rx: &str) -> Arc<Parsed> {
     if rx.len() > MAX_LEN {
         return Arc::new(parse(rx).0);
     }
-    let lock = || MEMO.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(hit) = lock().as_ref().and_then(|(m, _)| m.get(rx)) {
-        return hit.clone();
+    if let Some(hit) = crate::memo::lock_cache(&MEMO).and_then(|g| g.as_ref()?.0.get(rx).cloned()) {
+        return hit;
     }
     let (p, nodes) = parse(rx);
     let p = Arc::new(p);
-    let mut guard = lock();
+    let Some(mut guard) = crate::memo::lock_cache(&MEMO) else { return p };
     let (map, bytes) = guard.get_or_insert_with(|| (HashMap::new(), 0));
     let size = rx.len() + std::mem::size_of::<Parsed>() + nodes;
     if *bytes + size > MAX_BYTES {

@@ -506,8 +506,8 @@ impl Matcher {
                         };
                         hit = match known {
                             Some(t) => {
-                                let r = t.row0.lock().unwrap_or_else(|e| e.into_inner());
-                                r.get(&at).and_then(|x| copy(x, &mut m.last_mask))
+                                let r = lexer::lock_cache(&t.row0);
+                                r.and_then(|r| copy(r.get(&at)?, &mut m.last_mask))
                             }
                             None => m.row0_own.get(&at).and_then(|x| copy(x, &mut m.last_mask)),
                         };
@@ -539,9 +539,10 @@ impl Matcher {
                             let mask = mask?;
                             let shared_row0 = m.stop_tokens.is_none() && !mask.is_empty();
                             if let Some(t) = known.filter(|_| shared_row0) {
-                                let mut r = t.row0.lock().unwrap_or_else(|e| e.into_inner());
-                                if r.len() < ROW0_MASKS {
-                                    r.insert(at, mask.clone());
+                                if let Some(mut r) = lexer::lock_cache(&t.row0) {
+                                    if r.len() < ROW0_MASKS {
+                                        r.insert(at, mask.clone());
+                                    }
                                 }
                             } else if template.is_some()
                                 && shared_row0

@@ -79,11 +79,11 @@ impl Shared {
     /// The vocabulary read as characters of `dfa` (built on first use, ~2.5 ms at 128k
     /// tokens; see `slicer::RunTable`).
     pub(crate) fn run_table(&self, dfa: &lexer::RunDfa) -> Arc<slicer::RunTable> {
-        if let Some(t) = self.run_tables.lock().unwrap_or_else(|e| e.into_inner()).get(dfa) {
-            return t.clone();
+        if let Some(t) = lexer::lock_cache(&self.run_tables).and_then(|m| m.get(dfa).cloned()) {
+            return t;
         }
         let t = Arc::new(slicer::RunTable::new(self.tokenizer.vocab(), dfa));
-        let mut map = self.run_tables.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(mut map) = lexer::lock_cache(&self.run_tables) else { return t };
         if map.len() >= RUN_TABLES {
             map.clear();
         }
@@ -97,7 +97,7 @@ impl Shared {
         &self,
         bytes: &[u8],
     ) -> Result<Vec<toktrie::TokenId>, crate::Error> {
-        if let Some(t) = self.forced_memo.lock().unwrap_or_else(|e| e.into_inner()).get(bytes) {
+        if let Some(t) = lexer::lock_cache(&self.forced_memo).and_then(|m| m.get(bytes).cloned()) {
             return Ok(t.to_vec());
         }
         let tok = &self.tokenizer;
@@ -106,7 +106,7 @@ impl Shared {
         } else {
             tok.tokenize_greedy(bytes).map_err(crate::Error::from)?
         };
-        let mut memo = self.forced_memo.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(mut memo) = lexer::lock_cache(&self.forced_memo) else { return Ok(toks) };
         if memo.len() >= FORCED_MEMO {
             memo.clear();
         }
@@ -189,7 +189,11 @@ impl GrammarLexers {
     /// The grammar's template (without a lexer the first time).
     pub(crate) fn template(&self, grammar: &Arc<CompiledGrammar>) -> Arc<LexerTemplate> {
         let key = Arc::as_ptr(grammar) as usize;
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // In a forked child with the map held by a thread of the parent: a template of the
+        // matcher's own (`lexer::lock_cache`).
+        let Some(mut map) = lexer::lock_cache(&self.0) else {
+            return Arc::new(LexerTemplate::empty());
+        };
         if let Some((_, t)) = map.get(&key) {
             return t.clone();
         }
@@ -202,7 +206,7 @@ impl GrammarLexers {
     /// Drops the grammar's entry (its last matcher is going).
     pub(crate) fn forget(&self, grammar: &Arc<CompiledGrammar>) {
         let key = Arc::as_ptr(grammar) as usize;
-        let entry = self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+        let entry = lexer::lock_cache(&self.0).and_then(|mut m| m.remove(&key));
         drop(entry);
     }
 
@@ -221,12 +225,12 @@ impl GrammarLexers {
     ) {
         let key = Arc::as_ptr(grammar) as usize;
         let states = lexer::Lexer::num_states(&lexer);
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(mut map) = lexer::lock_cache(&self.0) else { return };
         let Some((_, cur)) = map.get_mut(&key) else { return };
         if states > TEMPLATE_MAX_STATES || states < cur.states + TEMPLATE_MIN_GROWTH {
             return;
         }
-        let mut row0 = from.row0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let Some(mut row0) = lexer::lock_cache(&from.row0).map(|r| r.clone()) else { return };
         for (k, v) in own_row0 {
             if row0.len() < ROW0_MASKS {
                 row0.insert(k, v);
@@ -236,7 +240,10 @@ impl GrammarLexers {
             lexer: Some(lexer),
             states,
             contained,
-            walks: RwLock::new(from.walks.read().unwrap_or_else(|e| e.into_inner()).merged(walks)),
+            walks: RwLock::new(match lexer::read_cache(&from.walks) {
+                Some(w) => w.merged(walks),
+                None => walks,
+            }),
             row0: Mutex::new(row0),
         });
     }

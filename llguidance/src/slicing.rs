@@ -263,7 +263,7 @@ fn walk_trie(
     let limit = shared.map_or(u32::MAX, |t| t.states as u32);
     let shared = shared.map(|t| t.walks);
     let found = shared
-        .and_then(|t| t.read().unwrap_or_else(|e| e.into_inner()).map.get(&key).cloned())
+        .and_then(|t| lexer::read_cache(t)?.map.get(&key).cloned())
         .or_else(|| own.map.get(&key).cloned());
     let w = match found {
         Some(Walk::Split(w)) => return Ok(p.add_bias_split(trie, &w, mask).map(|()| true)?),
@@ -278,7 +278,10 @@ fn walk_trie(
     };
     p.add_bias_split(trie, &w, mask)?;
     let kept = match shared {
-        Some(t) => t.write().unwrap_or_else(|e| e.into_inner()).keep(key, w),
+        Some(t) => match lexer::write_cache(t) {
+            Some(mut t) => t.keep(key, w),
+            None => own.keep(key, w),
+        },
         None => own.keep(key, w),
     };
     if !kept {
