@@ -3,6 +3,7 @@
 
 use std::borrow::Borrow;
 use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{
     Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
 };
@@ -42,17 +43,29 @@ impl<K: Hash + Eq, V: Clone> ProcessMemo<K, V> {
     }
 }
 
-/// The process that first locked a cache through [`lock_cache`].
+/// The process that first called [`check_fork`].
 static FIRST_PID: OnceLock<u32> = OnceLock::new();
+/// Set by [`check_fork`] in a process forked from that one.
+static FORKED: AtomicBool = AtomicBool::new(false);
 
-/// Locks a cache's mutex; in a process forked from the one that first used the caches,
-/// only if it is free (`None`: go on without the cache). A thread of the parent that held
-/// the lock at the fork does not exist in the child, and waiting for it would hang the
-/// child forever (a server forking workers while another thread compiles; test
-/// `python/tests/test_fork.py`). In the child a lock is only ever tried: a cache skipped
-/// under contention costs time, never a hang.
+/// Notes whether this process is a fork of the one that first called this (a process id
+/// read: ~0.2 µs, so once per compile or new matcher, not per lock). The entry points of
+/// compiling and of new matchers call it; [`lock_cache`] then reads the answer.
+pub fn check_fork() {
+    let pid = std::process::id();
+    if *FIRST_PID.get_or_init(|| pid) != pid {
+        FORKED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Locks a cache's mutex; in a forked child ([`check_fork`]) only if it is free (`None`:
+/// go on without the cache). A thread of the parent that held the lock at the fork does
+/// not exist in the child, and waiting for it would hang the child forever (a server
+/// forking workers while another thread compiles; test `python/tests/test_fork.py`). In
+/// the child a lock is only ever tried: a cache skipped under contention costs time,
+/// never a hang.
 pub fn lock_cache<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
-    if !forked() {
+    if !FORKED.load(Ordering::Relaxed) {
         return Some(m.lock().unwrap_or_else(|e| e.into_inner()));
     }
     match m.try_lock() {
@@ -64,7 +77,7 @@ pub fn lock_cache<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
 
 /// [`lock_cache`] for reading a `RwLock`.
 pub fn read_cache<T>(m: &RwLock<T>) -> Option<RwLockReadGuard<'_, T>> {
-    if !forked() {
+    if !FORKED.load(Ordering::Relaxed) {
         return Some(m.read().unwrap_or_else(|e| e.into_inner()));
     }
     match m.try_read() {
@@ -76,7 +89,7 @@ pub fn read_cache<T>(m: &RwLock<T>) -> Option<RwLockReadGuard<'_, T>> {
 
 /// [`lock_cache`] for writing a `RwLock`.
 pub fn write_cache<T>(m: &RwLock<T>) -> Option<RwLockWriteGuard<'_, T>> {
-    if !forked() {
+    if !FORKED.load(Ordering::Relaxed) {
         return Some(m.write().unwrap_or_else(|e| e.into_inner()));
     }
     match m.try_write() {
@@ -84,10 +97,4 @@ pub fn write_cache<T>(m: &RwLock<T>) -> Option<RwLockWriteGuard<'_, T>> {
         Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
         Err(TryLockError::WouldBlock) => None,
     }
-}
-
-/// Whether this process is not the one that first used the caches (a forked child).
-fn forked() -> bool {
-    let pid = std::process::id();
-    *FIRST_PID.get_or_init(|| pid) != pid
 }
