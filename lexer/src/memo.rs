@@ -6,6 +6,7 @@ use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{
     Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
+    TryLockResult,
 };
 
 use hashbrown::HashMap;
@@ -65,34 +66,25 @@ pub fn check_fork() {
 /// the child a lock is only ever tried: a cache skipped under contention costs time,
 /// never a hang.
 pub fn lock_cache<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
-    if !FORKED.load(Ordering::Relaxed) {
-        return Some(m.lock().unwrap_or_else(|e| e.into_inner()));
-    }
-    match m.try_lock() {
-        Ok(g) => Some(g),
-        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
-        Err(TryLockError::WouldBlock) => None,
-    }
+    guard(|| m.lock().unwrap_or_else(|e| e.into_inner()), || m.try_lock())
 }
 
 /// [`lock_cache`] for reading a `RwLock`.
 pub fn read_cache<T>(m: &RwLock<T>) -> Option<RwLockReadGuard<'_, T>> {
-    if !FORKED.load(Ordering::Relaxed) {
-        return Some(m.read().unwrap_or_else(|e| e.into_inner()));
-    }
-    match m.try_read() {
-        Ok(g) => Some(g),
-        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
-        Err(TryLockError::WouldBlock) => None,
-    }
+    guard(|| m.read().unwrap_or_else(|e| e.into_inner()), || m.try_read())
 }
 
 /// [`lock_cache`] for writing a `RwLock`.
 pub fn write_cache<T>(m: &RwLock<T>) -> Option<RwLockWriteGuard<'_, T>> {
+    guard(|| m.write().unwrap_or_else(|e| e.into_inner()), || m.try_write())
+}
+
+/// `wait()` before a fork is noticed, `try_()` after (a poisoned lock is taken as is).
+fn guard<G>(wait: impl FnOnce() -> G, try_: impl FnOnce() -> TryLockResult<G>) -> Option<G> {
     if !FORKED.load(Ordering::Relaxed) {
-        return Some(m.write().unwrap_or_else(|e| e.into_inner()));
+        return Some(wait());
     }
-    match m.try_write() {
+    match try_() {
         Ok(g) => Some(g),
         Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
         Err(TryLockError::WouldBlock) => None,
