@@ -70,7 +70,7 @@ pub use error::{Error, ErrorKind};
 pub use ids::{LexemeIdx, LexemeSet, StateId};
 pub use lexer::{Checked, Containment, Lexer, StateFlags, Step};
 pub use limits::LexerLimits;
-pub use memo::{check_fork, lock_cache, read_cache, write_cache, ProcessMemo};
+pub use memo::{lock_cache, read_cache, write_cache, ProcessMemo};
 pub use parsed::{regex_check, regex_nullable};
 pub use runs::{RunDfa, RUN_DEAD};
 pub use spec::{LexemeClass, LexemeKind, LexemeSpec, LexerSpec, RegexSpec};

@@ -3,7 +3,6 @@
 
 use std::borrow::Borrow;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{
     Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
     TryLockResult,
@@ -44,27 +43,14 @@ impl<K: Hash + Eq, V: Clone> ProcessMemo<K, V> {
     }
 }
 
-/// The process that first called [`check_fork`].
+/// The process that first locked a cache through [`lock_cache`].
 static FIRST_PID: OnceLock<u32> = OnceLock::new();
-/// Set by [`check_fork`] in a process forked from that one.
-static FORKED: AtomicBool = AtomicBool::new(false);
 
-/// Notes whether this process is a fork of the one that first called this (a process id
-/// read: ~0.2 µs, so once per compile or new matcher, not per lock). The entry points of
-/// compiling and of new matchers call it; [`lock_cache`] then reads the answer.
-pub fn check_fork() {
-    let pid = std::process::id();
-    if *FIRST_PID.get_or_init(|| pid) != pid {
-        FORKED.store(true, Ordering::Relaxed);
-    }
-}
-
-/// Locks a cache's mutex; in a forked child ([`check_fork`]) only if it is free (`None`:
-/// go on without the cache). A thread of the parent that held the lock at the fork does
-/// not exist in the child, and waiting for it would hang the child forever (a server
-/// forking workers while another thread compiles; test `python/tests/test_fork.py`). In
-/// the child a lock is only ever tried: a cache skipped under contention costs time,
-/// never a hang.
+/// Locks a cache's mutex, or `None` (go on without the cache) in a forked child whose lock
+/// is held: by a thread of the parent, which does not exist in the child and would never
+/// release it (a server forking workers while another thread compiles; test
+/// `python/tests/test_fork.py`). The lock is tried first; only when it is busy is the
+/// process id read (~0.2 µs) to tell a fork from contention, which waits as before.
 pub fn lock_cache<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
     guard(|| m.lock().unwrap_or_else(|e| e.into_inner()), || m.try_lock())
 }
@@ -79,14 +65,13 @@ pub fn write_cache<T>(m: &RwLock<T>) -> Option<RwLockWriteGuard<'_, T>> {
     guard(|| m.write().unwrap_or_else(|e| e.into_inner()), || m.try_write())
 }
 
-/// `wait()` before a fork is noticed, `try_()` after (a poisoned lock is taken as is).
+/// `try_()`; when busy, `wait()` unless this process is a fork of the first one to lock.
 fn guard<G>(wait: impl FnOnce() -> G, try_: impl FnOnce() -> TryLockResult<G>) -> Option<G> {
-    if !FORKED.load(Ordering::Relaxed) {
-        return Some(wait());
-    }
+    let first = *FIRST_PID.get_or_init(std::process::id);
     match try_() {
         Ok(g) => Some(g),
         Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
-        Err(TryLockError::WouldBlock) => None,
+        Err(TryLockError::WouldBlock) if std::process::id() != first => None,
+        Err(TryLockError::WouldBlock) => Some(wait()),
     }
 }

@@ -311,7 +311,6 @@ impl ParserFactory {
         source: &GrammarSource,
         interrupt: Option<Interrupt>,
     ) -> Result<(Arc<CompiledGrammar>, Vec<String>), Error> {
-        lexer::check_fork();
         // The front ends recurse over user input with depth limits; run them on a thread
         // with a known, large stack so the limits, not the caller's stack size, decide, and
         // so a panic becomes an error.
@@ -391,7 +390,6 @@ impl ParserFactory {
         text: &str,
         interrupt: Option<Interrupt>,
     ) -> Result<LlGuidanceGrammar, Error> {
-        lexer::check_fork();
         let text = text.to_string();
         let shared = Arc::clone(&self.shared);
         let run = move || -> Result<LlGuidanceGrammar, Error> {
@@ -461,7 +459,6 @@ impl ParserFactory {
         source: &GrammarSource,
         cancel: Option<&CancellationHandle>,
     ) -> Result<(Matcher, Vec<String>), Error> {
-        lexer::check_fork();
         let interrupt = self.interrupt(cancel);
         if let Some(why) = interrupt.as_ref().and_then(Interrupt::fired) {
             return Err(grammars::Error::from(why).into());

@@ -173,7 +173,6 @@ impl Matcher {
         shared: Arc<Shared>,
         grammar: Arc<CompiledGrammar>,
     ) -> Result<Matcher, Error> {
-        lexer::check_fork();
         let opts = grammar.parser_options(shared.tokenizer.vocab().eos_tokens().to_vec());
         // The plain computation starts from no other matcher's lexer.
         let template = if shared.plain {
