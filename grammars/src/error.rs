@@ -105,7 +105,8 @@ impl From<lexer::interrupt::Interrupted> for Error {
     fn from(why: lexer::interrupt::Interrupted) -> Error {
         let kind = match why {
             lexer::interrupt::Interrupted::Cancelled => ErrorKind::Cancelled,
-            lexer::interrupt::Interrupted::Deadline(_) => ErrorKind::Limit,
+            lexer::interrupt::Interrupted::Deadline(_)
+            | lexer::interrupt::Interrupted::StackLow => ErrorKind::Limit,
         };
         Error::new(kind, why.to_string())
     }

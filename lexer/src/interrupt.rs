@@ -5,10 +5,15 @@
 //! and returns the [`Interrupted`] it gets as its error. Without an installed interrupt
 //! [`check`] is one thread-local read.
 //!
+//! A compile run on the caller's own thread (whose stack may be smaller than the compile
+//! threads') also stops at [`check`] when the stack reaches the floor [`with_stack_floor`]
+//! set ([`Interrupted::StackLow`]): the caller then runs it again on a thread with a large
+//! stack.
+//!
 //! A matcher's mask computation is interrupted another way (a flag the parser reads on its
 //! slow path, see `earley`), since it runs on whatever thread the caller picks.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,6 +35,9 @@ pub enum Interrupted {
     Cancelled,
     /// The deadline passed; the budget it was given.
     Deadline(Duration),
+    /// The stack reached the floor of [`with_stack_floor`] (the work is to be run again on a
+    /// thread with more stack; never reported to a user).
+    StackLow,
 }
 
 impl std::fmt::Display for Interrupted {
@@ -38,6 +46,9 @@ impl std::fmt::Display for Interrupted {
             Interrupted::Cancelled => f.write_str("operation cancelled"),
             Interrupted::Deadline(d) => {
                 write!(f, "compile deadline of {} ms exceeded", d.as_millis())
+            }
+            Interrupted::StackLow => {
+                f.write_str("the compile needs more stack than this thread has")
             }
         }
     }
@@ -65,6 +76,35 @@ impl Interrupt {
 
 thread_local! {
     static CURRENT: RefCell<Option<Interrupt>> = const { RefCell::new(None) };
+    /// The lowest stack address [`check`] lets the work reach on this thread (0: none), and
+    /// whether it was reached.
+    static FLOOR: Cell<(usize, bool)> = const { Cell::new((0, false)) };
+}
+
+/// The address of the top of this thread's stack, roughly (a local of this function).
+#[inline(never)]
+pub fn stack_address() -> usize {
+    let probe = 0u8;
+    std::hint::black_box(&probe) as *const u8 as usize
+}
+
+/// Runs `f` with a stack floor at address `floor` (the stack grows down): a [`check`] made
+/// below it fails with [`Interrupted::StackLow`]. Returns `f`'s result and whether a check
+/// met the floor (then the result is an error to be discarded, or a result `f` got past
+/// the failed check some other way).
+pub fn with_stack_floor<T>(floor: usize, f: impl FnOnce() -> T) -> (T, bool) {
+    struct Restore((usize, bool));
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            FLOOR.with(|c| c.set(self.0));
+        }
+    }
+    let prev = FLOOR.with(|c| c.replace((floor, false)));
+    let restore = Restore(prev);
+    let r = f();
+    let met = FLOOR.with(|c| c.get().1);
+    drop(restore);
+    (r, met)
 }
 
 /// Runs `f` with `interrupt` installed for this thread (the one installed before comes back
@@ -87,8 +127,21 @@ pub fn current() -> Option<Interrupt> {
     CURRENT.with(|c| c.borrow().clone())
 }
 
-/// `Err` when the interrupt installed for this thread has fired.
+/// `Err` when the interrupt installed for this thread has fired, or the stack is below the
+/// floor of [`with_stack_floor`]. Called where the compile recurses over its input (a schema
+/// node, a rule, a lexeme), so that the floor stops the deepest recursions.
 pub fn check() -> Result<(), Interrupted> {
+    let low = FLOOR.with(|c| {
+        let (floor, _) = c.get();
+        let low = floor != 0 && stack_address() < floor;
+        if low {
+            c.set((floor, true));
+        }
+        low
+    });
+    if low {
+        return Err(Interrupted::StackLow);
+    }
     CURRENT.with(|c| match c.borrow().as_ref().and_then(Interrupt::fired) {
         Some(why) => Err(why),
         None => Ok(()),

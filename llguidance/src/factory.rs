@@ -311,9 +311,10 @@ impl ParserFactory {
         source: &GrammarSource,
         interrupt: Option<Interrupt>,
     ) -> Result<(Arc<CompiledGrammar>, Vec<String>), Error> {
-        // The front ends recurse over user input with depth limits; run them on a thread
-        // with a known, large stack so the limits, not the caller's stack size, decide, and
-        // so a panic becomes an error.
+        // The front ends recurse over user input with depth limits; they run where the
+        // stack has room for those limits (the caller's thread or a compile thread, see
+        // `compile_thread`), so the limits, not the caller's stack size, decide; a panic
+        // becomes an error.
         let warm = match source {
             GrammarSource::StructuralTag(json) => grammars::structural_tag::warm_up_texts(json),
             _ => Vec::new(),
@@ -321,7 +322,7 @@ impl ParserFactory {
         let source = source.clone();
         let shared = Arc::clone(&self.shared);
         let run = move || -> Result<(Arc<CompiledGrammar>, Vec<String>), Error> {
-            scoped(interrupt, || {
+            scoped(interrupt.clone(), || {
                 let (ir, warnings) = source.to_ir_with_warnings()?;
                 let vocab = shared.tokenizer.vocab();
                 Ok((Arc::new(grammars::compile(&ir, Some(vocab), &shared.limits)?), warnings))
@@ -393,7 +394,7 @@ impl ParserFactory {
         let text = text.to_string();
         let shared = Arc::clone(&self.shared);
         let run = move || -> Result<LlGuidanceGrammar, Error> {
-            scoped(interrupt, || {
+            scoped(interrupt.clone(), || {
                 let t = grammars::top_level::parse_llguidance(&text)?;
                 let vocab = shared.tokenizer.vocab();
                 let g = Arc::new(grammars::compile(&t.set, Some(vocab), &shared.limits)?);
@@ -536,10 +537,6 @@ impl ParserFactory {
     }
 }
 
-/// Compile threads with [`COMPILE_STACK_BYTES`] stacks, kept idle between compiles: starting
-/// a thread per compile cost ~50 µs of a ~800 µs MaskBench compile (more on a busy
-/// machine); handing a job to an idle one costs a wake-up. An idle thread keeps the stack
-/// pages its deepest compile touched (bounded by the stack size).
 /// Replaces the special tokens of `e` by a byte no text contains (for checking a grammar
 /// without its tokenizer); returns how many there were.
 fn unresolve_specials(e: &mut grammars::ir::Expr) -> usize {
@@ -555,6 +552,12 @@ fn unresolve_specials(e: &mut grammars::ir::Expr) -> usize {
     }
 }
 
+/// Where compiles run: on the calling thread when its stack has room ([`crate::stack`]),
+/// else on compile threads with [`COMPILE_STACK_BYTES`] stacks, kept idle between compiles:
+/// starting a thread per compile cost ~50 µs of a ~800 µs MaskBench compile (more on a busy
+/// machine); handing a job to an idle one costs a wake-up (~15 µs), and the work then ran
+/// at half speed on the other core. An idle thread keeps the stack pages its deepest compile
+/// touched (bounded by the stack size).
 mod compile_thread {
     use std::panic::{catch_unwind, AssertUnwindSafe};
     use std::sync::mpsc;
@@ -605,10 +608,19 @@ mod compile_thread {
         Ok(tx)
     }
 
-    /// Runs `f` on a compile thread and returns its result; a panic becomes an error.
+    /// Runs `f` on the calling thread when its stack has room for a compile
+    /// ([`crate::stack`]), else (or when the compile reached the stack's floor) on a compile
+    /// thread, and returns its result; a panic becomes an error.
     pub(super) fn run<T: Send + 'static>(
-        f: impl FnOnce() -> T + Send + 'static,
+        f: impl Fn() -> T + Send + Sync + 'static,
     ) -> Result<T, Error> {
+        if let Some(floor) = crate::stack::inline_floor() {
+            let (r, low) =
+                lexer::interrupt::with_stack_floor(floor, || catch_unwind(AssertUnwindSafe(&f)));
+            if !low {
+                return r.map_err(panicked);
+            }
+        }
         let kept = idle().and_then(|mut g| g.1.pop());
         let worker = match kept {
             Some(w) => w,
@@ -627,13 +639,15 @@ mod compile_thread {
                 g.1.push(worker);
             }
         }
-        r.map_err(|p| {
-            let msg = crate::error::panic_message(&*p);
-            Error::new(
-                ErrorKind::Internal,
-                format!("internal error while compiling (panic caught): {msg}"),
-            )
-        })
+        r.map_err(panicked)
+    }
+
+    fn panicked(p: Box<dyn std::any::Any + Send>) -> Error {
+        let msg = crate::error::panic_message(&*p);
+        Error::new(
+            ErrorKind::Internal,
+            format!("internal error while compiling (panic caught): {msg}"),
+        )
     }
 }
 

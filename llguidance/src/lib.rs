@@ -35,6 +35,7 @@ mod matcher;
 mod near_bound;
 mod shared;
 mod slicing;
+mod stack;
 
 pub mod ffi;
 pub mod served;

@@ -476,9 +476,12 @@ pub(crate) fn bench(args: BenchArgs) -> Result<std::process::ExitCode, Fail> {
     let done = std::sync::atomic::AtomicUsize::new(0);
     let slots: Vec<std::sync::Mutex<Option<SchemaResult>>> =
         files.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    std::thread::scope(|sc| {
+    // Workers with a main thread's stack (8 MiB), as a server's request threads have: a compile
+    // runs on the thread that asks for it when its stack has room (2 MiB does not).
+    std::thread::scope(|sc| -> Result<(), Fail> {
         for _ in 0..threads {
-            sc.spawn(|| loop {
+            let worker = std::thread::Builder::new().stack_size(8 << 20);
+            let spawned = worker.spawn_scoped(sc, || loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(p) = files.get(i) else { break };
                 let r = run_schema(&f, p, spaced, Duration::from_millis(limit_ms), check_slicer);
@@ -490,8 +493,10 @@ pub(crate) fn bench(args: BenchArgs) -> Result<std::process::ExitCode, Fail> {
                     eprintln!("[{n}/{}] {:.0} s", files.len(), start.elapsed().as_secs_f64());
                 }
             });
+            spawned.map_err(|e| Fail::Usage(format!("cannot start a worker thread: {e}")))?;
         }
-    });
+        Ok(())
+    })?;
     if tty {
         eprintln!();
     }
