@@ -49,6 +49,10 @@ fn text_regexes_and_json_strings_never_allow_unnamed_special_tokens() {
         ("llama3.tokenizer.json", "<|start_header_id|>"),
         ("qwen3.tokenizer.json", "<|im_start|>"),
         ("tekken_240718.json", "[TOOL_CALLS]"),
+        ("mistral_instruct_tokenizer_240323.model.v3", "[TOOL_CALLS]"),
+        ("mistral-7b-v0.1.tokenizer.json", "<s>"),
+        ("o200k.tokenizer.json", "<|endofprompt|>"),
+        ("cl100k_base.tiktoken", "<|endofprompt|>"),
     ] {
         let f = tokenizer(file);
         let text = "Hello, world: {\"a\": 1} <tool_call> [TOOL_CALLS] <|python_tag|> done";
