@@ -69,6 +69,12 @@ fn deep_inputs() -> Vec<(&'static str, GrammarSource)> {
         "a regex nested 240 deep",
         format!("start: /{}a{}/\n", "(?:".repeat(240), ")".repeat(240)),
     ));
+    let mut tag = json!({"type": "const_string", "value": "x"});
+    for _ in 0..70 {
+        tag = json!({"type": "tag", "begin": "<a>", "content": tag, "end": "</a>"});
+    }
+    let tag = json!({"type": "structural_tag", "format": tag}).to_string();
+    out.push(("structural tags nested 70 deep", GrammarSource::StructuralTag(tag)));
     out.push(lark(
         "parentheses past the limit",
         format!("start: {}\"a\"{}\n", "(".repeat(80), ")".repeat(80)),
@@ -96,13 +102,13 @@ fn outcome(f: &ParserFactory, src: &GrammarSource, stack: usize) -> Result<Vec<u
 #[test]
 fn deep_inputs_compile_alike_on_every_stack() {
     let f = ParserFactory::from_tokenizer_name("bytes").expect("the byte tokenizer");
-    // Just above what running on the caller needs (4 MiB left in a release build, 16 MiB in
-    // a debug one, whose frames are larger), then more.
+    // Just above what running on the caller needs (1.5 MiB left in a release build, 16 MiB
+    // in a debug one, whose frames are larger), a Rust thread's default, then more.
     let mib = 1 << 20;
     let sizes: &[usize] = if cfg!(debug_assertions) {
         &[16 * mib + 256 * 1024, 20 * mib, 32 * mib]
     } else {
-        &[4 * mib + 256 * 1024, 5 * mib, 8 * mib]
+        &[3 * mib / 2 + 256 * 1024, 2 * mib, 8 * mib]
     };
     for (name, src) in deep_inputs() {
         let want = outcome(&f, &src, 256 * mib);

@@ -476,8 +476,8 @@ pub(crate) fn bench(args: BenchArgs) -> Result<std::process::ExitCode, Fail> {
     let done = std::sync::atomic::AtomicUsize::new(0);
     let slots: Vec<std::sync::Mutex<Option<SchemaResult>>> =
         files.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    // Workers with a main thread's stack (8 MiB), as a server's request threads have: a compile
-    // runs on the thread that asks for it when its stack has room (2 MiB does not).
+    // Workers with a main thread's stack (8 MiB), as Python's threads have: a compile runs on
+    // the thread that asks for it, and falls back to a compile thread less often than on 2 MiB.
     std::thread::scope(|sc| -> Result<(), Fail> {
         for _ in 0..threads {
             let worker = std::thread::Builder::new().stack_size(8 << 20);
