@@ -7,9 +7,9 @@
 //! documented depth limits, which need up to a few MB of stack (a 512-deep `$ref` chain: 2.6
 //! MB in a release build); the compile runs on the caller's thread only when it has
 //! [`INLINE_MIN`] left (a Rust thread's default 2 MiB has), with a floor [`RED_ZONE`] above
-//! the stack's end that the compile's
-//! checks (`lexer::interrupt::check`, at each schema node, rule and lexeme) stop at, and is
-//! then run again on a compile thread.
+//! the stack's end that the compile's checks (`lexer::interrupt::check`, at each schema
+//! node, rule and lexeme) stop at, and is then run again on a compile thread. Tests:
+//! `tests/compile_stack.rs`.
 
 /// The stack the calling thread must have left for a compile to run on it.
 pub(crate) const INLINE_MIN: usize = if cfg!(debug_assertions) { 16 << 20 } else { 3 << 19 };
