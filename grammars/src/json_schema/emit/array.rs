@@ -291,7 +291,7 @@ impl Emitter<'_, '_> {
         self.check_states(states.len())?;
         let elems: Vec<Expr> = dom
             .iter()
-            .map(|v| self.r(&SExpr::and(&a.items, &SExpr::Const(v.to_string()))))
+            .map(|v| self.r(&SExpr::and(&a.items, &SExpr::Const(v.to_string().into()))))
             .collect();
         for (si, set) in states.iter().enumerate() {
             let cnt = set.len() as u32;

@@ -72,7 +72,7 @@ impl<'a> Ctx<'a> {
             "javaType",
         ];
         let SExpr::At(start) = e else { return e.clone() };
-        let mut loc = start.clone();
+        let mut loc = start.to_string();
         // A chain longer than this (or a cycle) is left to `normalize`, which reports it.
         for _ in 0..32 {
             let Some(Value::Object(m)) = self.doc.get(&loc) else { break };
@@ -89,7 +89,7 @@ impl<'a> Ctx<'a> {
                 Err(_) => break,
             }
         }
-        if loc == *start {
+        if *loc == **start {
             e.clone()
         } else {
             self.at(loc)
@@ -102,7 +102,7 @@ impl<'a> Ctx<'a> {
             Some(Value::Bool(true)) => SExpr::True,
             Some(Value::Bool(false)) => SExpr::False,
             Some(Value::Object(m)) if m.is_empty() => SExpr::True,
-            _ => SExpr::At(loc),
+            _ => SExpr::At(loc.into()),
         }
     }
 
@@ -173,7 +173,7 @@ impl<'a> Ctx<'a> {
             }
             Value::String(s) => n.str_ = Rx::regex(RegexSpec::Literal(s.clone())),
             Value::Array(a) => {
-                let c = |x: &Value| SExpr::Const(x.to_string());
+                let c = |x: &Value| SExpr::Const(x.to_string().into());
                 n.arr = vec![Arr {
                     prefix: a.iter().map(c).collect(),
                     items: SExpr::False,
@@ -188,7 +188,7 @@ impl<'a> Ctx<'a> {
                     clauses: vec![Clause {
                         props: m
                             .iter()
-                            .map(|(k, x)| (k.clone(), SExpr::Const(x.to_string())))
+                            .map(|(k, x)| (k.clone(), SExpr::Const(x.to_string().into())))
                             .collect(),
                         patterns: vec![],
                         additional: SExpr::False,

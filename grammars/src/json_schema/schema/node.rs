@@ -4,6 +4,8 @@
 //! objects as unions of structural constraints ([`Arr`], [`Obj`]) whose children are again
 //! expressions.
 
+use std::rc::Rc;
+
 use serde_json::Value;
 
 use super::rx::Rx;
@@ -16,10 +18,11 @@ pub(crate) enum SExpr {
     True,
     /// Nothing.
     False,
-    /// The schema at a location of the document.
-    At(String),
+    /// The schema at a location of the document (shared: expressions are cloned into the
+    /// normal form's caches and queues many times per schema node).
+    At(Rc<str>),
     /// Exactly this value (JSON text).
-    Const(String),
+    Const(Rc<str>),
     /// All of them (sorted, deduplicated).
     All(Vec<SExpr>),
     /// Any of them.
