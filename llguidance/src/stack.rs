@@ -20,7 +20,7 @@ pub(crate) const INLINE_MIN: usize = if cfg!(debug_assertions) { 16 << 20 } else
 pub(crate) const RED_ZONE: usize = if cfg!(debug_assertions) { 8 << 20 } else { 1 << 20 };
 
 /// The lowest usable address of this thread's stack (cached per thread), where known.
-pub(crate) fn stack_end() -> Option<usize> {
+fn stack_end() -> Option<usize> {
     thread_local! {
         static END: std::cell::Cell<Option<Option<usize>>> = const { std::cell::Cell::new(None) };
     }

@@ -442,7 +442,8 @@ impl Emitter<'_, '_> {
     }
 }
 
-/// Appends `x` in decimal.
+/// Appends `x` in decimal (`format!` for the state names instead: 669.5 -> 684.3 M
+/// instructions of compile, callgrind over every 40th MaskBench file).
 fn push_decimal(out: &mut String, x: u64) {
     let mut digits = [0u8; 20];
     let mut i = digits.len();
