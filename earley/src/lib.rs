@@ -55,4 +55,4 @@ pub use cfg::{
     TemplateAlt, TemplateIdx, TemplateSym, Terminal,
 };
 pub use error::{Error, ErrorKind};
-pub use parser::{Parser, ParserLimits, ParserOptions, ParserStats, SkipClass};
+pub use parser::{Parser, ParserLimits, ParserOptions, ParserStats, SkipClass, SubtreeProof};

@@ -131,6 +131,10 @@ pub struct SliceStats {
     /// Masks within the longest token of a bound: a run twin's mask, less the tokens whose
     /// leading run does not fit (see `lexer::DerivreLexer::run_bound`).
     pub runs: u64,
+    /// Masks where a lexeme must end within the slices' runs (a chunk of a long string
+    /// near its end): the walked slices' subtrees past the end proven whole where the
+    /// next lexeme contains the slice.
+    pub boundaries: u64,
 }
 
 impl Drop for Matcher {
@@ -470,7 +474,7 @@ impl Matcher {
                     // Inside or near a bounded repeat, the mask is computed at a twin of the
                     // state and finished for the state itself (`crate::near_bound`).
                     let real = key.1;
-                    let (at, near) = near_bound::mask_state(p, &m.shared, real);
+                    let (at, near) = near_bound::mask_state(p, &m.shared, &mut m.slicing, real);
                     let same = matches!(near, near_bound::Near::Same);
                     if let Some(last) = m.last_mask.as_mut().filter(|_| same) {
                         if m.last_at == Some((key.0, at)) {
@@ -891,6 +895,7 @@ impl Matcher {
             twins: self.slicing.twins,
             splits: self.slicing.splits,
             runs: self.slicing.runs,
+            boundaries: self.slicing.boundaries,
         }
     }
 

@@ -36,6 +36,7 @@ pub(crate) enum Near<'a> {
 pub(crate) fn mask_state<'a>(
     p: &mut Parser<DerivreLexer>,
     shared: &'a Shared,
+    slicing: &mut Slicing,
     real: StateId,
 ) -> (StateId, Near<'a>) {
     let at = p.lexer_mut().mask_twin(real).unwrap_or(real);
@@ -55,10 +56,25 @@ pub(crate) fn mask_state<'a>(
     // A smaller `h` relaxes whatever a larger one does: the smallest split first (most
     // states have no twin at any), then the largest that relaxes.
     let splits = shared.length_splits();
-    let mut twin_at = |h| p.lexer_mut().mask_twin_at(real, h).unwrap_or(real);
-    if splits.last().is_some_and(|s| twin_at(s.h()) != real) {
+    let twin_at =
+        |p: &mut Parser<DerivreLexer>, h| p.lexer_mut().mask_twin_at(real, h).unwrap_or(real);
+    if splits.last().is_some_and(|s| twin_at(p, s.h()) != real) {
+        // A lexeme that must end within the slices' runs (a chunk of a long string) takes
+        // the mask at the state itself, its crossing tokens proven slice by slice
+        // (`crate::slicing::sliced_mask`), which costs less than walking the long ones.
+        if let Some(slices) = shared.slices.as_ref().filter(|_| slicing.on) {
+            if crate::slicing::ends_within_run(
+                p,
+                real,
+                slices,
+                &mut slicing.boundary,
+                &mut slicing.boundary_false,
+            ) {
+                return (real, Near::Same);
+            }
+        }
         for s in splits {
-            let g = twin_at(s.h());
+            let g = twin_at(p, s.h());
             if g != real {
                 return (g, Near::Split(s));
             }

@@ -34,6 +34,11 @@ pub(crate) struct Slicing {
     /// Whether the state after a first character contains a slice's tail query, keyed by
     /// (state, 2 × slice + 1 for the cheap check's answer).
     pub(crate) tails: HashMap<(u32, usize), bool>,
+    /// Whether a lexer state's lexeme ends within a run of slice characters
+    /// ([`ends_within_run`]).
+    pub(crate) boundary: HashMap<u32, bool>,
+    /// How many states `boundary` holds as not ending within a run.
+    pub(crate) boundary_false: usize,
     /// The shared lexer's split walks, while swapped in.
     pub(crate) walks: Walks,
     /// Trie walks replayed from a split walk.
@@ -47,6 +52,9 @@ pub(crate) struct Slicing {
     pub(crate) splits: u64,
     /// Masks at a run twin.
     pub(crate) runs: u64,
+    /// Masks whose walked slices' frontier subtrees may be proven whole (a lexeme ending
+    /// within their runs).
+    pub(crate) boundaries: u64,
     /// The last run table used, by its automaton (the same `Arc` from the lexer each time:
     /// no lock and no hash of the automaton per mask).
     pub(crate) run_table: Option<(Arc<lexer::RunDfa>, Arc<slicer::RunTable>)>,
@@ -222,9 +230,11 @@ impl Walks {
         m
     }
 
-    /// Keeps a split walk if it is worth it (and memory allows).
-    fn keep(&mut self, key: (u32, u32), w: toktrie::SplitWalk) -> bool {
-        w.decided() >= WALK_MIN_DECIDED && self.keep_arc(key, Arc::new(w))
+    /// Keeps a split walk if it is worth it (and memory allows): it decided enough nodes,
+    /// or `proving` (a walk whose frontier subtrees may be proven whole saves their walks
+    /// however few nodes the lexer decided).
+    fn keep(&mut self, key: (u32, u32), w: toktrie::SplitWalk, proving: bool) -> bool {
+        (proving || w.decided() >= WALK_MIN_DECIDED) && self.keep_arc(key, Arc::new(w))
     }
 
     fn keep_arc(&mut self, key: (u32, u32), w: Arc<toktrie::SplitWalk>) -> bool {
@@ -258,6 +268,29 @@ fn walk_trie(
     template: Option<TemplateWalks<'_>>,
     mask: &mut TokenSet,
 ) -> Result<bool, Error> {
+    walk_trie_proving(p, trie, id, own, template, mask, None)
+}
+
+/// A slice whose containment may allow frontier subtrees of its trie whole (see
+/// [`Parser::add_bias_split_proving`]): the slice and the containment cache.
+type SliceProof<'a> = (&'a slicer::Slice, usize, &'a mut HashMap<(u32, usize), bool>);
+
+/// Frontier subtrees of at most this many nodes are walked, not proven (the walk of a few
+/// nodes costs less than the proof's lookup).
+const PROVE_MIN_NODES: usize = 16;
+
+/// [`walk_trie`] over slice `i`'s trie, its frontier subtrees allowed whole where the lexer
+/// state after the subtree's first byte contains the slice (cached in `cache`, the
+/// containment answers by state and slice).
+fn walk_trie_proving(
+    p: &mut Parser<DerivreLexer>,
+    trie: &toktrie::TokTrie,
+    id: u32,
+    own: &mut Walks,
+    template: Option<TemplateWalks<'_>>,
+    mask: &mut TokenSet,
+    proof: Option<SliceProof<'_>>,
+) -> Result<bool, Error> {
     let key = (p.current_lexer_state().0, id);
     let shared = template.filter(|t| (key.0 as usize) < t.states);
     let limit = shared.map_or(u32::MAX, |t| t.states as u32);
@@ -265,8 +298,35 @@ fn walk_trie(
     let found = shared
         .and_then(|t| lexer::read_cache(t)?.map.get(&key).cloned())
         .or_else(|| own.map.get(&key).cloned());
+    let proving = proof.is_some();
+    let all = proof.as_ref().map(|(slice, _, _)| slice.mask());
+    let mut prove = proof.map(|(slice, i, cache)| {
+        move |p: &mut Parser<DerivreLexer>| {
+            use lexer::Lexer;
+            let state = p.current_lexer_state();
+            *cache.entry((state.0, i)).or_insert_with(|| {
+                let lx = p.lexer_mut();
+                let c = if slice.is_small() {
+                    lx.check_prefixes_cheap(state, slice.query())
+                } else {
+                    lx.check_prefixes(state, slice.query())
+                };
+                c == lexer::Containment::Contained
+            })
+        }
+    });
+    let mut split =
+        |p: &mut Parser<DerivreLexer>, w: &toktrie::SplitWalk, mask: &mut TokenSet| match (
+            &mut prove, all,
+        ) {
+            (Some(f), Some(all)) => {
+                let proof = earley::SubtreeProof { min_nodes: PROVE_MIN_NODES, all, prove: f };
+                p.add_bias_split_proving(trie, w, mask, proof)
+            }
+            _ => p.add_bias_split(trie, w, mask),
+        };
     let w = match found {
-        Some(Walk::Split(w)) => return Ok(p.add_bias_split(trie, &w, mask).map(|()| true)?),
+        Some(Walk::Split(w)) => return Ok(split(p, &w, mask).map(|()| true)?),
         Some(Walk::Plain) => return Ok(p.add_bias(trie, mask).map(|()| false)?),
         // The state's first walk in this lexer (or in the template's): split, and kept
         // (not when cancelled during it: the walk stops deciding, see `Parser::split_walk`).
@@ -276,13 +336,13 @@ fn walk_trie(
             w
         }
     };
-    p.add_bias_split(trie, &w, mask)?;
+    split(p, &w, mask)?;
     let kept = match shared {
         Some(t) => match lexer::write_cache(t) {
-            Some(mut t) => t.keep(key, w),
-            None => own.keep(key, w),
+            Some(mut t) => t.keep(key, w, proving),
+            None => own.keep(key, w, proving),
         },
-        None => own.keep(key, w),
+        None => own.keep(key, w, proving),
     };
     if !kept {
         own.map.insert(key, Walk::Plain);
@@ -307,6 +367,43 @@ pub(crate) fn walk_long(
     let id = LONG_TRIES + split.h().min(255);
     st.split += walk_trie(p, split.long(), id, &mut st.walks, template, mask)? as u64;
     Ok(())
+}
+
+/// Most characters [`ends_within_run`] reads.
+const BOUNDARY_MAX_CHARS: usize = 48;
+
+/// Whether the lexeme at `state` ends within a run of the first slice's characters: read
+/// with the slices' common byte ([`slicer::Slices::common_byte`]), it stays alive for at least one
+/// character and then dies where it may end (a fixed-length chunk of a long string near its
+/// end). Only the mask's strategy depends on it (cached by state).
+pub(crate) fn ends_within_run(
+    p: &mut Parser<DerivreLexer>,
+    state: lexer::StateId,
+    slices: &slicer::Slices,
+    cache: &mut HashMap<u32, bool>,
+    falses: &mut usize,
+) -> bool {
+    use lexer::{Lexer, StateId};
+    if let Some(&b) = cache.get(&state.0) {
+        return b;
+    }
+    let mut ends = false;
+    if let Some(b) = slices.common_byte() {
+        let lx = p.lexer_mut();
+        let mut s = state;
+        for i in 0..BOUNDARY_MAX_CHARS {
+            // A lexer limit: not read further (the walk meets it itself).
+            let Ok(n) = lx.advance(s, b) else { break };
+            if n == StateId::DEAD {
+                ends = i > 0 && lx.flags(s).is_accepting();
+                break;
+            }
+            s = n;
+        }
+    }
+    cache.insert(state.0, ends);
+    *falses += usize::from(!ends);
+    ends
 }
 
 /// The mask as the union of the slices: a slice the lexer proves allowed is OR-ed in whole,
@@ -374,7 +471,23 @@ pub(crate) fn sliced_mask(
         contained.push(c);
         parts.push(None);
     }
-    if !contained.contains(&true) && parts.iter().all(Option::is_none) {
+    let nothing = !contained.contains(&true) && parts.iter().all(Option::is_none);
+    // Where a lexeme must end within the slices' tokens (a chunk of a long string), its
+    // tokens cross into the next lexeme: walked per slice, the subtrees below the end
+    // proven by the next lexeme's containment of the slice. Asked where nothing is
+    // contained, or known from `near_bound::mask_state` (which asks before splitting by
+    // token length): not at every state where some slice is walked (free text in every
+    // string).
+    let walked_slice = contained.iter().zip(&parts).any(|(&c, part)| !c && part.is_none());
+    let boundary = walked_slice
+        && if nothing {
+            ends_within_run(p, state, slices, &mut st.boundary, &mut st.boundary_false)
+        } else {
+            // (A lookup only once some state was found to end within a run.)
+            st.boundary.len() > st.boundary_false && st.boundary.get(&state.0) == Some(&true)
+        };
+    st.boundaries += u64::from(boundary);
+    if nothing && !boundary {
         // Nothing to skip: one walk of the whole trie is cheaper than one per slice.
         st.walked += 1;
         let mut mask = match scratch {
@@ -415,8 +528,16 @@ pub(crate) fn sliced_mask(
             st.applied += 1;
             st.partial += 1;
         } else {
-            st.split +=
-                walk_trie(p, slice.trie(), i as u32, &mut st.walks, template, &mut mask)? as u64;
+            let proof = boundary.then_some((slice, i, &mut st.cache));
+            st.split += walk_trie_proving(
+                p,
+                slice.trie(),
+                i as u32,
+                &mut st.walks,
+                template,
+                &mut mask,
+                proof,
+            )? as u64;
             st.walked += 1;
         }
     }

@@ -336,3 +336,80 @@ fn a_repeat_of_a_repeat_keeps_its_own_bounds() {
         assert!(fast.is_accepting().unwrap());
     }
 }
+
+/// Masks where a lexeme must end inside the slices' tokens and the next lexeme may take
+/// their rest (a long string's 2,048-character chunks, a Lark lexeme of fixed length
+/// followed by one of the same characters), whose walked slices' subtrees past the end are
+/// proven whole by the next lexeme's containment, equal the plain computation's across the
+/// end: walks take the longest allowed token up to a few hundred characters before it,
+/// then random tokens (many of several bytes per character) across it. Also where the next
+/// lexeme takes none of the rest (the proof fails: the subtrees are walked).
+#[test]
+fn boundary_proofs_equal_the_plain_walk() {
+    let fast_f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let plain_f = fast_f.plain();
+    let vocab = fast_f.tokenizer().vocab().clone();
+    let eos = vocab.eos_tokens().to_vec();
+    let class = r#"[^"\\\x00-\x1f<\[{!]"#;
+    let grammars = [
+        // (grammar, characters before the first lexeme end)
+        (
+            GrammarSource::JsonSchema(json!({"type": "string", "maxLength": 100_000}).to_string()),
+            2048,
+        ),
+        (GrammarSource::JsonSchema(json!({"type": "string", "minLength": 5000}).to_string()), 4096),
+        (
+            GrammarSource::JsonSchema(
+                json!({"type": "object", "properties": {"a": {"type": "string", "maxLength": 9000},
+                    "b": {"type": "integer"}}, "required": ["a", "b"],
+                    "additionalProperties": false})
+                .to_string(),
+            ),
+            2048 + 6,
+        ),
+        (GrammarSource::Lark(format!("start: A B \"!\"\nA: /{class}{{12}}/\nB: /{class}*/\n")), 12),
+        // The next lexeme takes some of the slices' first characters, not all of them.
+        (GrammarSource::Lark(format!("start: A B \"!\"\nA: /{class}{{12}}/\nB: /[a-z ]*/\n")), 12),
+        (GrammarSource::Lark("start: A B\nA: /[a-z ]{12}/\nB: /[0-9]+/\n".to_string()), 12),
+        (GrammarSource::Lark("start: A B\nA: /[a-z ]{12}/\nB: /[a-z ]{0,5}!/\n".to_string()), 12),
+    ];
+    let (mut masks, mut boundaries) = (0, 0);
+    for (gi, (src, end)) in grammars.iter().enumerate() {
+        let end: usize = *end;
+        let g = fast_f.compile(src).unwrap_or_else(|e| panic!("grammar {gi}: {e}"));
+        let pg = plain_f.compile(src).unwrap();
+        for w in 0..4u64 {
+            let mut seed = gi as u64 * 977 + w + 1;
+            let mut fast = fast_f.matcher_for(g.clone()).unwrap();
+            let mut plain = plain_f.matcher_for(pg.clone()).unwrap();
+            let what = format!("grammar {gi} walk {w}");
+            // Characters consumed; long tokens until `near`, random ones after.
+            let near = end.saturating_sub(150 + 40 * w as usize);
+            let mut chars = 0usize;
+            let mut last: Option<TokenId> = None;
+            masks += walk(&mut fast, &mut plain, &what, |step, mask| {
+                if let Some(t) = last {
+                    chars += vocab
+                        .token_bytes(t)
+                        .iter()
+                        .filter(|&&b| !(0x80..0xC0).contains(&b))
+                        .count();
+                }
+                let choices: Vec<TokenId> = mask.iter().filter(|t| !eos.contains(t)).collect();
+                if step >= 300 || choices.is_empty() || chars > end + 120 {
+                    return None;
+                }
+                let t = if chars < near {
+                    *choices.iter().max_by_key(|&&t| vocab.token_bytes(t).len()).expect("some")
+                } else {
+                    choices[lcg(&mut seed) as usize % choices.len()]
+                };
+                last = Some(t);
+                Some(t)
+            });
+            boundaries += fast.slice_stats().boundaries;
+        }
+    }
+    println!("{masks} masks compared, {boundaries} with boundary proofs");
+    assert!(boundaries > 0, "no mask took boundary proofs: the oracle compared nothing");
+}

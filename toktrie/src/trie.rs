@@ -1,5 +1,7 @@
 //! [`TokTrie`]: all token byte strings in one flat prefix tree, and the mask walk.
 
+use std::sync::OnceLock;
+
 use crate::node::TrieNode;
 use crate::{Error, ErrorKind, Recognizer, TokenId, TokenSet, Vocabulary, SPECIAL_TOKEN_MARKER};
 
@@ -28,6 +30,34 @@ pub struct SplitWalk {
     frontier: Vec<(u32, u32)>,
     /// Nodes the automaton decided.
     decided: usize,
+    /// Whether the automaton rejected a node (so some token is neither accepted nor below
+    /// the frontier).
+    rejected: bool,
+    /// The frontier's keys, built when first asked.
+    keys: OnceLock<FrontierKeys>,
+}
+
+/// What a proof about every frontier subtree of a split walk needs (see
+/// [`SplitWalk::frontier_keys`]).
+#[derive(Clone, Debug)]
+pub struct FrontierKeys {
+    /// The frontier's distinct (state, node byte, whether some such node has children),
+    /// sorted.
+    pub keys: Vec<(u32, u8, bool)>,
+    /// Whether every frontier node with children has them begin a character (see
+    /// [`TokTrie::children_start_char`]).
+    pub starts_chars: bool,
+}
+
+/// What [`TokTrie::walk_subtree_or_whole`] did below a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubtreeWalk {
+    /// The node's byte was not taken: nothing at or below it is allowed.
+    Rejected,
+    /// The node's children were walked.
+    Walked,
+    /// Every token at and below the node was allowed without a walk.
+    Whole,
 }
 
 #[derive(Clone, Debug)]
@@ -47,6 +77,19 @@ impl SplitWalk {
         self.decided
     }
 
+    /// Whether the automaton rejected some node: else every token of the trie is accepted
+    /// or at or below a frontier node.
+    pub fn rejected_any(&self) -> bool {
+        self.rejected
+    }
+
+    /// The frontier's distinct (state, node byte, whether some such node has children):
+    /// what a proof about every frontier subtree needs to ask once each; built on the first
+    /// call (`trie` is the trie walked), kept with the walk.
+    pub fn frontier_keys(&self, trie: &TokTrie) -> &FrontierKeys {
+        self.keys.get_or_init(|| trie.frontier_keys(&self.frontier))
+    }
+
     /// Adds the accepted tokens to `mask`.
     pub fn add_allowed(&self, mask: &mut TokenSet) {
         match &self.allowed {
@@ -59,6 +102,7 @@ impl SplitWalk {
     pub fn num_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
             + self.frontier.len() * 8
+            + self.keys.get().map_or(0, |k| k.keys.len() * 8)
             + match &self.allowed {
                 Allowed::Ids(ids) => ids.len() * 4,
                 Allowed::Set(s) => s.num_bytes(),
@@ -624,7 +668,9 @@ impl TokTrie {
         let mut stack = vec![start; self.max_token_len + 2];
         let mut depth = 1usize;
         let mut next_pop = 0usize;
+        // Decided nodes: accepted (`decided` in the loop) and rejected ones.
         let mut decided = 0;
+        let mut rejected = 0;
         let mut p = 1;
         while p < nodes.len() {
             depth = depth.saturating_sub(next_pop).max(1);
@@ -651,7 +697,7 @@ impl TokTrie {
                 }
                 r => {
                     if r.is_some() {
-                        decided += 1;
+                        rejected += 1;
                     } else {
                         frontier.push((p as u32, cur));
                     }
@@ -668,7 +714,32 @@ impl TokTrie {
             None => Allowed::Ids(buf[..len].iter().map(|&t| TokenId(t)).collect()),
         };
         SPLIT_BUF.with(|b| *b.borrow_mut() = buf);
-        SplitWalk { allowed, frontier, decided }
+        SplitWalk {
+            allowed,
+            frontier,
+            decided: decided + rejected,
+            rejected: rejected > 0,
+            keys: OnceLock::new(),
+        }
+    }
+
+    /// The distinct (state, byte, has children) of a split walk's frontier nodes, and
+    /// whether every frontier node with children has them begin a character.
+    fn frontier_keys(&self, frontier: &[(u32, u32)]) -> FrontierKeys {
+        let mut starts_chars = true;
+        let mut keys: Vec<(u32, u8, bool)> = frontier
+            .iter()
+            .map(|&(node, state)| {
+                let node = node as usize;
+                let inner = self.subtree_size(node) > 1;
+                starts_chars &= !inner || self.children_start_char(node);
+                (state, self.nodes[node].byte(), inner)
+            })
+            .collect();
+        // A key with children covers its leaves (both need the byte taken).
+        keys.sort_unstable_by_key(|k| (k.0, k.1, !k.2));
+        keys.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+        FrontierKeys { keys, starts_chars }
     }
 
     /// Walks node `node` and its subtree with `r` (from the state `r` is in, which must be
@@ -677,6 +748,60 @@ impl TokTrie {
     /// [`Recognizer::trie_finished`], which the caller makes.
     pub fn walk_subtree<R: Recognizer>(&self, r: &mut R, mask: &mut TokenSet, node: usize) {
         self.walk_clamped(r, mask, node, node + self.subtree_size(node));
+    }
+
+    /// [`TokTrie::walk_subtree`] with a shortcut below the node: `r` takes the node's byte
+    /// (else nothing below is allowed: [`SubtreeWalk::Rejected`]); then, where
+    /// [`TokTrie::children_start_char`] and `whole(r)` answers that `r` now takes every
+    /// string of whole characters below the node, every token below is added without a walk
+    /// ([`SubtreeWalk::Whole`]); otherwise the children are walked. The caller's proof must
+    /// cover the strings below the node (for a vocabulary slice's trie: the runs of its
+    /// class).
+    pub fn walk_subtree_or_whole<R: Recognizer>(
+        &self,
+        r: &mut R,
+        mask: &mut TokenSet,
+        node: usize,
+        whole: impl FnOnce(&mut R) -> bool,
+    ) -> SubtreeWalk {
+        let n = self.nodes[node];
+        if !r.try_push_byte(n.byte()) {
+            return SubtreeWalk::Rejected;
+        }
+        let end = node + self.subtree_size(node);
+        let outcome = if self.children_start_char(node) && whole(r) {
+            self.add_subtree_tokens(mask, node);
+            SubtreeWalk::Whole
+        } else {
+            if let Some(t) = n.token() {
+                mask.insert(t);
+            }
+            self.walk_clamped(r, mask, node + 1, end);
+            SubtreeWalk::Walked
+        };
+        r.pop_bytes(1);
+        outcome
+    }
+
+    /// Whether node `node` has children and they begin a character (the first child's
+    /// byte is ASCII or a UTF-8 lead byte, not a continuation byte): the node's path ends
+    /// on a character boundary, in a vocabulary of valid UTF-8 tokens.
+    pub fn children_start_char(&self, node: usize) -> bool {
+        self.subtree_size(node) > 1 && !(0x80..0xC0).contains(&self.nodes[node + 1].byte())
+    }
+
+    /// The byte of node `node`.
+    pub fn node_byte(&self, node: usize) -> u8 {
+        self.nodes[node].byte()
+    }
+
+    /// Adds the tokens at and below node `node` to `mask`.
+    pub fn add_subtree_tokens(&self, mask: &mut TokenSet, node: usize) {
+        for c in &self.nodes[node..node + self.subtree_size(node)] {
+            if let Some(t) = c.token() {
+                mask.insert(t);
+            }
+        }
     }
 
     /// The part of [`TokTrie::add_bias`] after the walk of the regular tokens: tokens

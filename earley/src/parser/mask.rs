@@ -10,6 +10,20 @@ use toktrie::{Recognizer, TokTrie, TokenId, TokenSet};
 use super::{Parser, Pos};
 use crate::Error;
 
+/// A proof that may allow a frontier subtree of a split walk whole
+/// ([`Parser::add_bias_split_proving`]).
+pub struct SubtreeProof<'a, P> {
+    /// Subtrees of at most this many nodes are walked once a cousin's proof is known
+    /// (the walk of a few nodes costs less than a proof).
+    pub min_nodes: usize,
+    /// Every token of the trie walked.
+    pub all: &'a TokenSet,
+    /// Whether the parser, just after a frontier node's byte, takes every string of whole
+    /// characters the trie holds below it (for a slice's trie: the slice's containment at
+    /// the lexer state then).
+    pub prove: &'a mut dyn FnMut(&mut P) -> bool,
+}
+
 impl<L: Lexer> Parser<L> {
     fn special_ok(&mut self, tok: TokenId) -> Result<bool, Error> {
         let Some(r) = self.row_if_ended()? else { return Ok(false) };
@@ -134,6 +148,95 @@ impl<L: Lexer> Parser<L> {
             trie.walk_subtree(self, mask, node as usize);
             self.stack.truncate(len);
         }
+        self.finish_split(trie, mask)
+    }
+
+    /// [`Parser::add_bias_split`] where frontier subtrees may be allowed whole (see
+    /// [`SubtreeProof`]): where a fixed-length lexeme (a chunk of a long string) ends inside
+    /// a slice's tokens and the next lexeme takes their rest, the parser's walk of each
+    /// subtree is skipped, and where every subtree is proven and the walk rejected nothing,
+    /// the trie's tokens are added at once.
+    pub fn add_bias_split_proving(
+        &mut self,
+        trie: &TokTrie,
+        walk: &toktrie::SplitWalk,
+        mask: &mut TokenSet,
+        mut pr: SubtreeProof<'_, Self>,
+    ) -> Result<(), Error> {
+        self.check_error()?;
+        self.trie_started();
+        let row = self.stack.last().expect("the stack holds the start").row;
+        let len = self.stack.len();
+        // By byte: the frontier state before it whose subtrees were allowed whole (the
+        // parser at this row, at that state, takes the byte into a state containing the
+        // proof's strings), so that its cousins (the same byte after the same state) are
+        // too, without the parser.
+        let mut proven = [u32::MAX; 256];
+        if !walk.rejected_any() {
+            if self.prove_frontier(trie, walk, row, &mut pr, &mut proven) {
+                mask.union(pr.all);
+                self.stack.truncate(len);
+                return self.finish_split(trie, mask);
+            }
+            self.stack.truncate(len);
+        }
+        walk.add_allowed(mask);
+        for &(node, state) in walk.frontier() {
+            let node = node as usize;
+            let b = trie.node_byte(node) as usize;
+            let size = trie.subtree_size(node);
+            if proven[b] == state && (size == 1 || trie.children_start_char(node)) {
+                trie.add_subtree_tokens(mask, node);
+                continue;
+            }
+            self.stack.push(Pos { row, lexer: StateId(state) });
+            if size > pr.min_nodes || proven[b] == u32::MAX {
+                let outcome = trie.walk_subtree_or_whole(self, mask, node, |p| (pr.prove)(p));
+                if outcome == toktrie::SubtreeWalk::Whole {
+                    proven[b] = state;
+                }
+            } else {
+                trie.walk_subtree(self, mask, node);
+            }
+            self.stack.truncate(len);
+        }
+        self.finish_split(trie, mask)
+    }
+
+    /// Whether every frontier subtree of `walk` is allowed whole: each node's byte taken
+    /// from its state (at `row`) into a state that `pr.prove` answers for, the strings below
+    /// it beginning a character (or no strings below it). Stops at the first that is not;
+    /// the proven (state, byte) pairs are left in `proven` for the walk.
+    fn prove_frontier(
+        &mut self,
+        trie: &TokTrie,
+        walk: &toktrie::SplitWalk,
+        row: u32,
+        pr: &mut SubtreeProof<'_, Self>,
+        proven: &mut [u32; 256],
+    ) -> bool {
+        let keys = walk.frontier_keys(trie);
+        if !keys.starts_chars {
+            return false;
+        }
+        let len = self.stack.len();
+        for &(state, b, inner) in &keys.keys {
+            self.stack.truncate(len);
+            self.stack.push(Pos { row, lexer: StateId(state) });
+            if !self.try_push_byte(b) {
+                return false;
+            }
+            if inner {
+                if !(pr.prove)(self) {
+                    return false;
+                }
+                proven[b as usize] = state;
+            }
+        }
+        true
+    }
+
+    fn finish_split(&mut self, trie: &TokTrie, mask: &mut TokenSet) -> Result<(), Error> {
         trie.add_bias_specials(self, mask);
         trie.add_duplicates(mask);
         self.trie_finished();

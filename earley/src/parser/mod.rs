@@ -29,6 +29,7 @@ use crate::cfg::{Cfg, SymIdx, Terminal};
 use crate::chart::Chart;
 use crate::{Error, ErrorKind};
 
+pub use mask::SubtreeProof;
 pub use options::{ParserLimits, ParserOptions, SkipClass};
 
 /// Counters of the work done, for benchmarks.
