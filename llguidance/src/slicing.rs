@@ -257,18 +257,16 @@ fn check_cancel(p: &Parser<DerivreLexer>) -> Result<(), Error> {
     }
 }
 
-/// Walks `trie` (`id` in [`Walks`]) from the parser's position into `mask`, from a split
-/// walk where the lexer state has one: the template's walks where it knows the state (split
-/// through its states only, whose numbers every lexer copied from it shares), else `own`.
-fn walk_trie(
-    p: &mut Parser<DerivreLexer>,
-    trie: &toktrie::TokTrie,
-    id: u32,
-    own: &mut Walks,
-    template: Option<TemplateWalks<'_>>,
-    mask: &mut TokenSet,
-) -> Result<bool, Error> {
-    walk_trie_proving(p, trie, id, own, template, mask, None)
+/// Whether `state` contains `slice` (its query; cheaply for a small slice, see
+/// `lexer::Lexer::check_prefixes_cheap`).
+fn contains(lx: &mut DerivreLexer, state: lexer::StateId, slice: &slicer::Slice) -> bool {
+    use lexer::Lexer;
+    let c = if slice.is_small() {
+        lx.check_prefixes_cheap(state, slice.query())
+    } else {
+        lx.check_prefixes(state, slice.query())
+    };
+    c == lexer::Containment::Contained
 }
 
 /// A slice whose containment may allow frontier subtrees of its trie whole (see
@@ -279,10 +277,13 @@ type SliceProof<'a> = (&'a slicer::Slice, usize, &'a mut HashMap<(u32, usize), b
 /// nodes costs less than the proof's lookup).
 const PROVE_MIN_NODES: usize = 16;
 
-/// [`walk_trie`] over slice `i`'s trie, its frontier subtrees allowed whole where the lexer
-/// state after the subtree's first byte contains the slice (cached in `cache`, the
-/// containment answers by state and slice).
-fn walk_trie_proving(
+/// Walks `trie` (`id` in [`Walks`]) from the parser's position into `mask`, from a split
+/// walk where the lexer state has one: the template's walks where it knows the state (split
+/// through its states only, whose numbers every lexer copied from it shares), else `own`.
+/// With `proof` (slice `i`'s trie), its frontier subtrees are allowed whole where the lexer
+/// state after the subtree's first byte contains the slice (cached in the containment
+/// answers by state and slice).
+fn walk_trie(
     p: &mut Parser<DerivreLexer>,
     trie: &toktrie::TokTrie,
     id: u32,
@@ -302,17 +303,8 @@ fn walk_trie_proving(
     let all = proof.as_ref().map(|(slice, _, _)| slice.mask());
     let mut prove = proof.map(|(slice, i, cache)| {
         move |p: &mut Parser<DerivreLexer>| {
-            use lexer::Lexer;
             let state = p.current_lexer_state();
-            *cache.entry((state.0, i)).or_insert_with(|| {
-                let lx = p.lexer_mut();
-                let c = if slice.is_small() {
-                    lx.check_prefixes_cheap(state, slice.query())
-                } else {
-                    lx.check_prefixes(state, slice.query())
-                };
-                c == lexer::Containment::Contained
-            })
+            *cache.entry((state.0, i)).or_insert_with(|| contains(p.lexer_mut(), state, slice))
         }
     });
     let mut split =
@@ -365,7 +357,7 @@ pub(crate) fn walk_long(
     mask: &mut TokenSet,
 ) -> Result<(), Error> {
     let id = LONG_TRIES + split.h().min(255);
-    st.split += walk_trie(p, split.long(), id, &mut st.walks, template, mask)? as u64;
+    st.split += walk_trie(p, split.long(), id, &mut st.walks, template, mask, None)? as u64;
     Ok(())
 }
 
@@ -416,7 +408,6 @@ pub(crate) fn sliced_mask(
     template: Option<TemplateWalks<'_>>,
     scratch: Option<TokenSet>,
 ) -> Result<TokenSet, Error> {
-    use lexer::Lexer;
     let n = slices.rest().vocab_size();
     // `scratch` (a buffer of the vocabulary's width) holds the mask, whatever it held.
     let scratch = scratch.filter(|s| s.universe() == n);
@@ -433,15 +424,10 @@ pub(crate) fn sliced_mask(
         let whole = |p: &mut Parser<DerivreLexer>, st: &mut Slicing, contained: &[bool]| {
             // A slice whose necessary condition failed is not asked (see `Slice::requires`).
             slice.requires().is_none_or(|r| contained[r])
-                && *st.cache.entry((state.0, i)).or_insert_with(|| {
-                    let lx = p.lexer_mut();
-                    let c = if slice.is_small() {
-                        lx.check_prefixes_cheap(state, slice.query())
-                    } else {
-                        lx.check_prefixes(state, slice.query())
-                    };
-                    c == lexer::Containment::Contained
-                })
+                && *st
+                    .cache
+                    .entry((state.0, i))
+                    .or_insert_with(|| contains(p.lexer_mut(), state, slice))
         };
         let asked_first = whole_first && !slice.is_small();
         if asked_first && whole(p, st, &contained) {
@@ -497,7 +483,7 @@ pub(crate) fn sliced_mask(
             }
             None => TokenSet::new(n),
         };
-        st.split += walk_trie(p, full, FULL_TRIE, &mut st.walks, template, &mut mask)? as u64;
+        st.split += walk_trie(p, full, FULL_TRIE, &mut st.walks, template, &mut mask, None)? as u64;
         p.add_token_terminals(&mut mask)?;
         return Ok(mask);
     }
@@ -529,20 +515,14 @@ pub(crate) fn sliced_mask(
             st.partial += 1;
         } else {
             let proof = boundary.then_some((slice, i, &mut st.cache));
-            st.split += walk_trie_proving(
-                p,
-                slice.trie(),
-                i as u32,
-                &mut st.walks,
-                template,
-                &mut mask,
-                proof,
-            )? as u64;
+            st.split +=
+                walk_trie(p, slice.trie(), i as u32, &mut st.walks, template, &mut mask, proof)?
+                    as u64;
             st.walked += 1;
         }
     }
     let rest = slices.slices().len() as u32;
-    st.split += walk_trie(p, slices.rest(), rest, &mut st.walks, template, &mut mask)? as u64;
+    st.split += walk_trie(p, slices.rest(), rest, &mut st.walks, template, &mut mask, None)? as u64;
     p.add_token_terminals(&mut mask)?;
     Ok(mask)
 }
