@@ -365,7 +365,8 @@ pub(crate) fn walk_long(
 const BOUNDARY_MAX_CHARS: usize = 48;
 
 /// Whether the lexeme at `state` ends within a run of the first slice's characters: read
-/// with the slices' common byte ([`slicer::Slices::common_byte`]), it stays alive for at least one
+/// with the slices' most common byte ([`slicer::Slices::common_bytes`]; the second one
+/// must continue it too), it stays alive for at least one
 /// character and then dies where it may end (a fixed-length chunk of a long string near its
 /// end). Only the mask's strategy depends on it (cached by state).
 pub(crate) fn ends_within_run(
@@ -380,8 +381,13 @@ pub(crate) fn ends_within_run(
         return b;
     }
     let mut ends = false;
-    if let Some(b) = slices.common_byte() {
-        let lx = p.lexer_mut();
+    let common = slices.common_bytes();
+    let lx = p.lexer_mut();
+    // The other common characters continue the lexeme too (not a run of spaces alone,
+    // such as a bounded whitespace lexeme, whose next lexeme takes none of the slices).
+    let others_go_on =
+        common.iter().skip(1).all(|&b| lx.advance(state, b).is_ok_and(|n| n != StateId::DEAD));
+    if let Some(&b) = common.first().filter(|_| others_go_on) {
         let mut s = state;
         for i in 0..BOUNDARY_MAX_CHARS {
             // A lexer limit: not read further (the walk meets it itself).

@@ -244,8 +244,8 @@ pub struct Slices {
     /// The union of the masks of each set of slices (bit i: slice i), built on first use;
     /// empty with more than [`MAX_UNION_SLICES`] slices.
     unions: Vec<std::sync::OnceLock<TokenSet>>,
-    /// The first slice's most common ASCII first character (by trie nodes below it).
-    common_byte: Option<u8>,
+    /// The first slice's two most common ASCII first characters (by trie nodes below them).
+    common_bytes: Vec<u8>,
 }
 
 /// Up to this many slices, the unions of their masks are kept (2^n of them, each built on
@@ -424,18 +424,20 @@ impl Slices {
         } else {
             Vec::new()
         };
-        let common_byte = slices.first().and_then(|s| {
-            let fcs = s.first_chars.iter().filter(|fc| fc.bytes[0].is_ascii());
-            fcs.max_by_key(|fc| fc.size).map(|fc| fc.bytes[0])
+        let mut common: Vec<&FirstChar> = slices.first().map_or(Vec::new(), |s| {
+            s.first_chars.iter().filter(|fc| fc.bytes[0].is_ascii()).collect()
         });
-        Ok(Slices { slices, rest: sub(&rest)?, unions, common_byte })
+        common.sort_by_key(|fc| std::cmp::Reverse(fc.size));
+        let common_bytes = common.iter().take(2).map(|fc| fc.bytes[0]).collect();
+        Ok(Slices { slices, rest: sub(&rest)?, unions, common_bytes })
     }
 
-    /// The first slice's most common ASCII first character (by the trie nodes below it:
-    /// a space in JSON string slices of most vocabularies), to read a lexeme with a
-    /// typical run of the slice's characters; `None` without an ASCII one.
-    pub fn common_byte(&self) -> Option<u8> {
-        self.common_byte
+    /// The first slice's two most common ASCII first characters, the most common first (by
+    /// the trie nodes below them: a space, then a letter, in JSON string slices of most
+    /// vocabularies), to read a lexeme with typical runs of the slice's characters; fewer
+    /// without ASCII ones.
+    pub fn common_bytes(&self) -> &[u8] {
+        &self.common_bytes
     }
 
     /// The slices, in order.
