@@ -576,6 +576,44 @@ fn long_strings_are_chunked_exactly() {
     assert!(!c.accepts(&bad));
 }
 
+/// A one-class `pattern` beside long bounds (fused into `[a-zé😀 ]{0,100000}`) is chunked
+/// as a length-only string is: a sub-grammar, the same strings (lengths around the chunk
+/// ends, characters outside the class rejected anywhere), where one lexeme needed a lexer
+/// state per position (a 60,000-character value failed).
+#[test]
+fn long_class_strings_are_chunked_exactly() {
+    let unit = ["a", " ", "é", "😀", "z"];
+    let text = |n: usize| -> String { (0..n).map(|i| unit[i % unit.len()]).collect() };
+    let q = |s: &str| format!("\"{s}\"");
+    let class = "^[a-zé😀 ]*$";
+    let bounds: [(usize, Option<usize>); 4] =
+        [(0, Some(100_000)), (5000, None), (4500, Some(4500)), (1, Some(6000))];
+    for (lo, hi) in bounds {
+        let mut schema = json!({"type": "string", "minLength": lo, "pattern": class});
+        if let Some(h) = hi {
+            schema["maxLength"] = json!(h);
+        }
+        let set = grammars::json_schema::compile_schema(&schema).unwrap();
+        assert_eq!(set.grammars.len(), 2, "{schema}: a long string's sub-grammar");
+        let c = Checker::new(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
+        let top = hi.unwrap_or(lo + 300).min(9000);
+        for n in
+            [0, 1, 2047, 2048, 2049, 4096, 4097, lo.saturating_sub(1), lo, lo + 1, top, top + 1]
+        {
+            let want = n >= lo && hi.is_none_or(|h| n <= h);
+            assert_eq!(c.accepts(&q(&text(n))), want, "{schema}: length {n}");
+        }
+        // A character outside the class, before, at and after a chunk's end.
+        let n = lo.max(4200);
+        for at in [10, 2047, 2048, 4100] {
+            let mut s: Vec<char> = text(n).chars().collect();
+            s[at] = 'Q';
+            let s: String = s.into_iter().collect();
+            assert!(!c.accepts(&q(&s)), "{schema}: 'Q' at {at}");
+        }
+    }
+}
+
 /// More than six `patternProperties` compile when they share schemas: patterns that every
 /// clause gives the same schema are one pattern (their alternation), so the regions are per
 /// distinct schema. Exact: each key still gets the schemas of the patterns it matches.

@@ -365,10 +365,10 @@ pub(crate) fn walk_long(
 const BOUNDARY_MAX_CHARS: usize = 48;
 
 /// Whether the lexeme at `state` ends within a run of the first slice's characters: read
-/// with the slices' most common byte ([`slicer::Slices::common_bytes`]; the second one
-/// must continue it too), it stays alive for at least one
-/// character and then dies where it may end (a fixed-length chunk of a long string near its
-/// end). Only the mask's strategy depends on it (cached by state).
+/// with the slices' most common byte ([`slicer::Slices::common_bytes`]; the second one must
+/// continue it too), it stays alive for at least one character and then dies where it may
+/// end (a fixed-length chunk of a long string near its end). Only the mask's strategy
+/// depends on it (cached by state): the proofs it enables are checked where they are made.
 pub(crate) fn ends_within_run(
     p: &mut Parser<DerivreLexer>,
     state: lexer::StateId,

@@ -119,15 +119,18 @@ impl<'c, 'a> Emitter<'c, 'a> {
         unit.join("|")
     }
 
-    /// A long string ([`long_string`]): a reference to its sub-grammar, made once per bound
-    /// and quoting.
-    fn long_string(&mut self, len: LengthBounds) -> Expr {
-        let general = self.general_escapes;
+    /// A long string ([`long_string`]) of the characters of `class` (any without): a
+    /// reference to its sub-grammar, made once per class, bound and quoting.
+    fn long_string(&mut self, class: Option<String>, len: LengthBounds) -> Expr {
+        // A class's characters are quoted canonically, as the same repeat in one lexeme
+        // would be (`key_spec`); general escapes apply to length-only strings.
+        let general = self.general_escapes && class.is_none();
         let quoting = format!(
-            "{:?}{}{}",
+            "{:?}{}{}{}",
             self.escapes,
             if general { self.general_unit() } else { String::new() },
-            self.xgrammar_strings
+            self.xgrammar_strings,
+            class.as_deref().unwrap_or("")
         );
         // FNV-1a: a short tag naming the quoting, so equal sub-grammars share a name.
         let tag = quoting
@@ -138,10 +141,13 @@ impl<'c, 'a> Emitter<'c, 'a> {
         if !self.subs.iter().any(|g| g.name.as_deref() == Some(name.as_str())) {
             let unit = general.then(|| self.general_unit());
             let escapes = self.escapes.clone();
-            let body = |lo: u32, hi: u32| match &unit {
-                Some(u) => RegexSpec::Regex(format!("(?:{u}){{{lo},{hi}}}")),
-                None => RegexSpec::JsonQuote {
-                    expr: Box::new(LengthBounds { min: lo, max: Some(hi) }.regex()),
+            let body = |lo: u32, hi: u32| match (&unit, &class) {
+                (Some(u), _) => RegexSpec::Regex(format!("(?:{u}){{{lo},{hi}}}")),
+                (None, c) => RegexSpec::JsonQuote {
+                    expr: Box::new(match c {
+                        Some(c) => RegexSpec::Regex(format!("(?:{c}){{{lo},{hi}}}")),
+                        None => LengthBounds { min: lo, max: Some(hi) }.regex(),
+                    }),
                     raw: true,
                     allowed_escapes: escapes.clone(),
                 },
@@ -295,9 +301,13 @@ impl<'c, 'a> Emitter<'c, 'a> {
         }
         if !n.str_.is_nothing() {
             let len = n.str_.length_only();
-            match len.filter(|&l| long_string::is_long(l) && self.excludes.is_empty()) {
-                Some(l) => {
-                    let e = self.long_string(l);
+            // Long: bounded by length alone, or a repeated class (a one-class `pattern`
+            // fused with the bounds).
+            let long =
+                len.map(|l| (None, l)).or_else(|| n.str_.class_repeat().map(|(c, l)| (Some(c), l)));
+            match long.filter(|&(_, l)| long_string::is_long(l) && self.excludes.is_empty()) {
+                Some((class, l)) => {
+                    let e = self.long_string(class, l);
                     alts.push(e);
                 }
                 None => alts.push(self.key_lexeme(n.str_.spec(STRING_ANY), len)),

@@ -206,6 +206,21 @@ impl Rx {
         }
     }
 
+    /// For strings: a repeated character class alone (`[a-z ]{0,100000}`, what
+    /// `fuse_class_lengths` makes of a one-class `pattern` and length bounds), as the class
+    /// (regex text) and the repeat's bounds.
+    pub fn class_repeat(&self) -> Option<(String, LengthBounds)> {
+        use regex_syntax::hir::{Class, HirKind};
+        let Rx::And(v) = self else { return None };
+        let [Term::Regex(RegexSpec::Regex(text))] = v.as_slice() else { return None };
+        let hir = regex_syntax::ParserBuilder::new().build().parse(text).ok()?;
+        let HirKind::Repetition(r) = hir.kind() else { return None };
+        if !matches!(r.sub.kind(), HirKind::Class(Class::Unicode(_))) {
+            return None;
+        }
+        Some((r.sub.to_string(), LengthBounds { min: r.min, max: r.max }))
+    }
+
     /// Whether `r` is one of the conjuncts.
     pub fn has_conjunct(&self, r: &RegexSpec) -> bool {
         match self {
