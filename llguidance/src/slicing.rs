@@ -273,8 +273,8 @@ fn contains(lx: &mut DerivreLexer, state: lexer::StateId, slice: &slicer::Slice)
 /// [`Parser::add_bias_split_proving`]): the slice and the containment cache.
 type SliceProof<'a> = (&'a slicer::Slice, usize, &'a mut HashMap<(u32, usize), bool>);
 
-/// Frontier subtrees of at most this many nodes are walked, not proven (the walk of a few
-/// nodes costs less than the proof's lookup).
+/// Frontier subtrees of at most this many nodes are walked, not proven, once their byte
+/// has a proof after another state (see [`earley::SubtreeProof::min_nodes`]).
 const PROVE_MIN_NODES: usize = 16;
 
 /// Walks `trie` (`id` in [`Walks`]) from the parser's position into `mask`, from a split
@@ -300,23 +300,19 @@ fn walk_trie(
         .and_then(|t| lexer::read_cache(t)?.map.get(&key).cloned())
         .or_else(|| own.map.get(&key).cloned());
     let proving = proof.is_some();
-    let all = proof.as_ref().map(|(slice, _, _)| slice.mask());
+    // The slice's mask and its containment at the state after a frontier node's byte.
     let mut prove = proof.map(|(slice, i, cache)| {
-        move |p: &mut Parser<DerivreLexer>| {
+        let contained = move |p: &mut Parser<DerivreLexer>| {
             let state = p.current_lexer_state();
             *cache.entry((state.0, i)).or_insert_with(|| contains(p.lexer_mut(), state, slice))
-        }
-    });
-    let mut split =
-        |p: &mut Parser<DerivreLexer>, w: &toktrie::SplitWalk, mask: &mut TokenSet| match (
-            &mut prove, all,
-        ) {
-            (Some(f), Some(all)) => {
-                let proof = earley::SubtreeProof { min_nodes: PROVE_MIN_NODES, all, prove: f };
-                p.add_bias_split_proving(trie, w, mask, proof)
-            }
-            _ => p.add_bias_split(trie, w, mask),
         };
+        (slice.mask(), contained)
+    });
+    let mut split = |p: &mut Parser<DerivreLexer>, w: &toktrie::SplitWalk, mask: &mut TokenSet| {
+        let Some((all, f)) = prove.as_mut() else { return p.add_bias_split(trie, w, mask) };
+        let proof = earley::SubtreeProof { min_nodes: PROVE_MIN_NODES, all, prove: f };
+        p.add_bias_split_proving(trie, w, mask, proof)
+    };
     let w = match found {
         Some(Walk::Split(w)) => return Ok(split(p, &w, mask).map(|()| true)?),
         Some(Walk::Plain) => return Ok(p.add_bias(trie, mask).map(|()| false)?),

@@ -13,8 +13,9 @@ use crate::Error;
 /// A proof that may allow a frontier subtree of a split walk whole
 /// ([`Parser::add_bias_split_proving`]).
 pub struct SubtreeProof<'a, P> {
-    /// Subtrees of at most this many nodes are walked once a cousin's proof is known
-    /// (the walk of a few nodes costs less than a proof).
+    /// A subtree of at most this many nodes is walked, not proven, where its byte has a
+    /// proof after another state already (a walk of a few nodes costs less than a proof);
+    /// a byte's first subtree is proven whatever its size, for its cousins.
     pub min_nodes: usize,
     /// Every token of the trie walked.
     pub all: &'a TokenSet,
