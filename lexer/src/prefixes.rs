@@ -272,3 +272,80 @@ pub fn live_depth<L: Lexer + ?Sized>(
         out.depth += 1;
     }
 }
+
+/// Where every run of `class` read from `state` ends its lexeme: `Some((r, e))` when every
+/// string of fewer than `r` characters of `class` leads to a live state (no lazy lexeme
+/// matching on the way) and every string of exactly `r` characters to the one state `e`,
+/// which matches and cannot be extended (the lexeme must end there: a chunk of a long
+/// string `r` characters before its end). `None` otherwise, past `limit` characters, or on
+/// a budget (`fuel` advances, `new_states` new lexer states); `None` is always safe.
+pub fn run_end<L: Lexer + ?Sized>(
+    lexer: &mut L,
+    state: StateId,
+    class: &CharClass,
+    limit: u32,
+    mut fuel: u64,
+    new_states: usize,
+) -> Option<(u32, StateId)> {
+    if state == StateId::DEAD {
+        return None;
+    }
+    let states_cap = lexer.num_states().saturating_add(new_states);
+    let mut cur = vec![state];
+    let (mut layer, mut next_layer, mut next) = (Vec::new(), Vec::new(), Vec::new());
+    for depth in 1..=limit {
+        next.clear();
+        for &s in &cur {
+            for seq in &class.seqs {
+                layer.clear();
+                layer.push(s);
+                for bytes in seq {
+                    next_layer.clear();
+                    for &t in &layer {
+                        for &b in bytes {
+                            if fuel == 0 || lexer.num_states() > states_cap {
+                                return None;
+                            }
+                            fuel -= 1;
+                            match lexer.advance(t, b) {
+                                Ok(u)
+                                    if u != StateId::DEAD
+                                        && !lexer.flags(u).contains(StateFlags::LAZY_ACCEPTING) =>
+                                {
+                                    next_layer.push(u)
+                                }
+                                _ => return None,
+                            }
+                        }
+                    }
+                    if next_layer.len() > 1 {
+                        next_layer.sort_unstable();
+                        next_layer.dedup();
+                    }
+                    std::mem::swap(&mut layer, &mut next_layer);
+                }
+                next.extend_from_slice(&layer);
+            }
+            if next.len() > 4 * WALK_MAX_SET {
+                next.sort_unstable();
+                next.dedup();
+                if next.len() > WALK_MAX_SET {
+                    return None;
+                }
+            }
+        }
+        next.sort_unstable();
+        next.dedup();
+        let ends = |s: StateId| {
+            let f = lexer.flags(s);
+            f.is_accepting() && f.contains(StateFlags::NO_EXTENSION)
+        };
+        match next.as_slice() {
+            [e] if ends(*e) => return Some((depth, *e)),
+            set if set.iter().any(|&s| ends(s)) || set.len() > WALK_MAX_SET => return None,
+            _ => {}
+        }
+        std::mem::swap(&mut cur, &mut next);
+    }
+    None
+}

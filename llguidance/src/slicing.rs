@@ -357,6 +357,28 @@ pub(crate) fn walk_long(
     Ok(())
 }
 
+/// Whether every token of `slice` is allowed at `state`, where the lexeme must end within
+/// its runs: every run of the slice's class of fewer than `r` characters continues the
+/// lexeme and every run of `r` ends it in one state (`lexer::DerivreLexer::run_end`, cached
+/// by the lexer), after which the row takes it and the next lexeme's start state
+/// contains the slice (its containment, cached by state). A token of at most `r`
+/// characters then stays within the lexeme, a longer one ends it after `r` and its rest is
+/// a run the next lexeme takes. `false` is always safe (the slice is walked).
+fn past_end_whole(
+    p: &mut Parser<DerivreLexer>,
+    state: lexer::StateId,
+    slice: &slicer::Slice,
+    i: usize,
+    st: &mut Slicing,
+) -> Result<bool, Error> {
+    let limit = BOUNDARY_MAX_CHARS as u32;
+    let Some((_, e)) = p.lexer_mut().run_end(state, slice.query(), limit) else {
+        return Ok(false);
+    };
+    let Some(next) = p.start_after_end(e)? else { return Ok(false) };
+    Ok(*st.cache.entry((next.0, i)).or_insert_with(|| contains(p.lexer_mut(), next, slice)))
+}
+
 /// Most characters [`ends_within_run`] reads.
 const BOUNDARY_MAX_CHARS: usize = 48;
 
@@ -515,6 +537,10 @@ pub(crate) fn sliced_mask(
             p.add_bias_subtrees(slice.trie(), &walk, &mut mask)?;
             st.applied += 1;
             st.partial += 1;
+        } else if boundary && past_end_whole(p, state, slice, i, st)? {
+            // Every token of the slice: within the lexeme, or across its end into the next.
+            mask.union(slice.mask());
+            st.applied += 1;
         } else {
             let proof = boundary.then_some((slice, i, &mut st.cache));
             st.split +=

@@ -351,6 +351,7 @@ fn boundary_proofs_equal_the_plain_walk() {
     let vocab = fast_f.tokenizer().vocab().clone();
     let eos = vocab.eos_tokens().to_vec();
     let class = r#"[^"\\\x00-\x1f<\[{!]"#;
+    let plain = slicer::PLAIN_STRING_CLASS;
     let grammars = [
         // (grammar, characters before the first lexeme end)
         (
@@ -368,6 +369,22 @@ fn boundary_proofs_equal_the_plain_walk() {
             2048 + 6,
         ),
         (GrammarSource::Lark(format!("start: A B \"!\"\nA: /{class}{{12}}/\nB: /{class}*/\n")), 12),
+        // The slices' own class (every run of it ends the first lexeme at once): the next
+        // lexeme takes every run, or only runs of up to 3 characters; an exact length whose
+        // tail after the second chunk is one character.
+        (GrammarSource::Lark(format!("start: A B \"<\"\nA: /{plain}{{12}}/\nB: /{plain}*/\n")), 12),
+        (
+            GrammarSource::Lark(format!(
+                "start: A B \"<\"\nA: /{plain}{{12}}/\nB: /{plain}{{0,3}}/\n"
+            )),
+            12,
+        ),
+        (
+            GrammarSource::JsonSchema(
+                json!({"type": "string", "minLength": 4097, "maxLength": 4097}).to_string(),
+            ),
+            4096,
+        ),
         // The next lexeme takes some of the slices' first characters, not all of them.
         (GrammarSource::Lark(format!("start: A B \"!\"\nA: /{class}{{12}}/\nB: /[a-z ]*/\n")), 12),
         (GrammarSource::Lark("start: A B\nA: /[a-z ]{12}/\nB: /[0-9]+/\n".to_string()), 12),

@@ -244,6 +244,18 @@ impl<L: Lexer> Parser<L> {
         self.check_error()
     }
 
+    /// The lexer state the next lexeme starts in if the pending lexeme ends in lexer state
+    /// `end` (a state it reaches from the current position, within the current row);
+    /// `None` where the row does not take it. For proofs about tokens that cross the end
+    /// of a lexeme (see `llguidance`'s slicing); the row it makes is a speculative one, as
+    /// a walk's.
+    pub fn start_after_end(&mut self, end: StateId) -> Result<Option<StateId>, Error> {
+        self.check_error()?;
+        self.start_step();
+        let row = self.stack.last().expect("the stack holds the start").row;
+        Ok(self.end_lexeme(row, end)?.map(|(r, once)| self.start_after(r, once)))
+    }
+
     /// The lexer state at the current position (inside the pending lexeme, or the row's
     /// start state between lexemes).
     pub fn current_lexer_state(&self) -> StateId {

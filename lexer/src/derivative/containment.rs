@@ -52,6 +52,50 @@ impl DerivreLexer {
         answer
     }
 
+    /// A query `C{m,n}` as (index of its reduced class in `walk_classes`, `n`) with its
+    /// parse; `None` for other shapes. Cached by query.
+    fn walk_query(&mut self, query: &RegexSpec) -> Option<ParsedQuery> {
+        if let Some(known) = self.cache.class_repeats.get(query) {
+            return known.clone();
+        }
+        let e = ClassRepeat::parse_cached(query).map(|p| {
+            let c = p.class.reduced(&self.class_of);
+            let i = match self.cache.walk_classes.iter().position(|x| *x == c) {
+                Some(i) => i,
+                None => {
+                    Arc::make_mut(&mut self.cache.walk_classes).push(c);
+                    self.cache.walk_classes.len() - 1
+                }
+            };
+            ((i as u32, p.max), p)
+        });
+        Arc::make_mut(&mut self.cache.class_repeats).insert(query.clone(), e.clone());
+        e
+    }
+
+    /// Where every run of the class of a slice query `C{m,n}` read from `state` ends its
+    /// lexeme (see [`crate::prefixes::run_end`]), at most `limit` characters deep; cached
+    /// by state and class, `None` for other query shapes and where proofs are off.
+    pub fn run_end(
+        &mut self,
+        state: StateId,
+        query: &RegexSpec,
+        limit: u32,
+    ) -> Option<(u32, StateId)> {
+        if !self.proofs {
+            return None;
+        }
+        let ((ci, _), _) = self.walk_query(query)?;
+        if let Some(&r) = self.cache.run_ends.get(&(state, ci)) {
+            return r;
+        }
+        let class = self.cache.walk_classes[ci as usize].clone();
+        let new_states = crate::prefixes::walk_new_states(limit);
+        let r = crate::prefixes::run_end(self, state, &class, limit, WALK_FUEL, new_states);
+        self.cache.run_ends.insert((state, ci), r);
+        r
+    }
+
     pub(super) fn containment(
         &mut self,
         state: StateId,
@@ -61,11 +105,8 @@ impl DerivreLexer {
         // `C{m,n}` by walking the DFA (cheap when warm, and decisive both ways; out of budget
         // it is "unknown": walking the slice's trie then costs less than the symbolic check,
         // ~5 ms on a bounded repeat); the symbolic check for other shapes.
-        let known = self.cache.class_repeats.get(query).cloned();
-        let parsed = match &known {
-            Some(e) => e.as_ref().map(|(_, p)| Arc::clone(p)),
-            None => ClassRepeat::parse_cached(query),
-        };
+        let known = self.walk_query(query);
+        let (q, parsed) = (known.as_ref().map(|k| k.0), known.map(|k| k.1));
         // Every one-character string of the class must live (a query holding longer strings
         // holds their one-character prefixes): one of its first bytes leading to DEAD
         // settles it before any walk or symbolic check. A few representative bytes (a
@@ -81,25 +122,6 @@ impl DerivreLexer {
                 }
             }
         }
-        let q = match known {
-            Some(e) => e.map(|(q, _)| q),
-            None => {
-                let e = parsed.map(|p| {
-                    let c = p.class.reduced(&self.class_of);
-                    let i = match self.cache.walk_classes.iter().position(|x| *x == c) {
-                        Some(i) => i,
-                        None => {
-                            Arc::make_mut(&mut self.cache.walk_classes).push(c);
-                            self.cache.walk_classes.len() - 1
-                        }
-                    };
-                    ((i as u32, p.max), p)
-                });
-                let q = e.as_ref().map(|(q, _)| *q);
-                Arc::make_mut(&mut self.cache.class_repeats).insert(query.clone(), e);
-                q
-            }
-        };
         // The walk of this class from this state (cheap walks apart: fewer new states).
         let own_key = |ci: u32| walk_key(state, ci, cheap);
         // A walk of the same class from this state that already reached deep enough (one

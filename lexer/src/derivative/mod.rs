@@ -138,6 +138,9 @@ struct Cache {
     walk_classes: Arc<Vec<CharClass>>,
     /// Live depth of each (state, class) walked, with the depth limit of that walk.
     live_depths: HashMap<(StateId, u32), (LiveDepth, u32)>,
+    /// Where the runs of a class end the lexeme, by (state, class) (see
+    /// [`DerivreLexer::run_end`]).
+    run_ends: HashMap<(StateId, u32), Option<(u32, StateId)>>,
     /// (lexeme expression, class) of full walks that gave up on their budget of new states
     /// (see [`DerivreLexer::containment`]).
     gave_up: HashSet<(ExprRef, u32)>,
@@ -204,6 +207,7 @@ impl Cache {
             + map(&self.class_repeats)
             + vec(&self.walk_classes, self.walk_classes.capacity())
             + map(&self.live_depths)
+            + map(&self.run_ends)
             + set(&self.gave_up)
             + map(&self.reduced)
             + map(&self.finite)
@@ -250,6 +254,7 @@ impl Cache {
             class_repeats: self.class_repeats.clone(),
             walk_classes: self.walk_classes.clone(),
             live_depths: self.live_depths.clone(),
+            run_ends: self.run_ends.clone(),
             gave_up: self.gave_up.clone(),
             reduced: self.reduced.clone(),
             finite: self.finite.clone(),
@@ -385,6 +390,7 @@ impl DerivreLexer {
                 class_repeats: Arc::default(),
                 walk_classes: Arc::default(),
                 live_depths: HashMap::new(),
+                run_ends: HashMap::new(),
                 gave_up: HashSet::new(),
                 reduced: HashMap::new(),
                 finite: HashMap::new(),
