@@ -206,7 +206,7 @@ pub fn live_depth<L: Lexer + ?Sized>(
     let states_cap = lexer.num_states().saturating_add(new_states);
     let mut cur = vec![state];
     let mut seen: hashbrown::HashSet<Vec<StateId>> = hashbrown::HashSet::new();
-    let (mut layer, mut next_layer, mut next) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut scratch, mut next) = (Scratch::default(), Vec::new());
     loop {
         // The sets follow a deterministic function of the previous set: a repeat means
         // every later depth was seen already.
@@ -217,60 +217,96 @@ pub fn live_depth<L: Lexer + ?Sized>(
         if limit.is_some_and(|m| out.depth >= m) {
             return out;
         }
-        next.clear();
-        for &s in &cur {
-            for seq in &class.seqs {
-                layer.clear();
-                layer.push(s);
-                for bytes in seq {
-                    next_layer.clear();
-                    for &t in &layer {
-                        for &b in bytes {
-                            if fuel == 0 || lexer.num_states() > states_cap {
-                                out.gave_up = true;
-                                return out;
-                            }
-                            fuel -= 1;
-                            match lexer.advance(t, b) {
-                                // A lazy lexeme that matches ends there: a longer string
-                                // does not continue it, so the walk stops as at a dead one.
-                                Ok(u)
-                                    if u != StateId::DEAD
-                                        && !lexer.flags(u).contains(StateFlags::LAZY_ACCEPTING) =>
-                                {
-                                    next_layer.push(u)
-                                }
-                                _ => return out,
-                            }
-                        }
-                    }
-                    if next_layer.len() > 1 {
-                        next_layer.sort_unstable();
-                        next_layer.dedup();
-                    }
-                    std::mem::swap(&mut layer, &mut next_layer);
-                }
-                next.extend_from_slice(&layer);
+        match step_class(lexer, &cur, class, &mut fuel, states_cap, &mut next, &mut scratch) {
+            Ok(()) => {}
+            Err(Stop::Dead) => return out,
+            Err(Stop::Budget) => {
+                out.gave_up = true;
+                return out;
             }
-            // Give up as soon as the depth is known to hold too many states.
-            if next.len() > 4 * WALK_MAX_SET {
-                next.sort_unstable();
-                next.dedup();
-                if next.len() > WALK_MAX_SET {
-                    out.gave_up = true;
-                    return out;
-                }
-            }
-        }
-        next.sort_unstable();
-        next.dedup();
-        if next.len() > WALK_MAX_SET {
-            out.gave_up = true;
-            return out;
         }
         std::mem::swap(&mut cur, &mut next);
         out.depth += 1;
     }
+}
+
+/// Why [`step_class`] stopped.
+enum Stop {
+    /// A string died (or met a lazy lexeme's match).
+    Dead,
+    /// Fuel, new states, or too many states at one depth.
+    Budget,
+}
+
+/// Buffers of [`step_class`], kept across depths.
+#[derive(Default)]
+struct Scratch {
+    layer: Vec<StateId>,
+    next_layer: Vec<StateId>,
+}
+
+/// The set of states after one more character of `class` from each state of `cur`, into
+/// `next` (sorted, deduplicated): every character a UTF-8 byte sequence walked position
+/// by position, the sets deduplicated after each byte.
+fn step_class<L: Lexer + ?Sized>(
+    lexer: &mut L,
+    cur: &[StateId],
+    class: &CharClass,
+    fuel: &mut u64,
+    states_cap: usize,
+    next: &mut Vec<StateId>,
+    scratch: &mut Scratch,
+) -> Result<(), Stop> {
+    let Scratch { layer, next_layer } = scratch;
+    next.clear();
+    for &s in cur {
+        for seq in &class.seqs {
+            layer.clear();
+            layer.push(s);
+            for bytes in seq {
+                next_layer.clear();
+                for &t in layer.iter() {
+                    for &b in bytes {
+                        if *fuel == 0 || lexer.num_states() > states_cap {
+                            return Err(Stop::Budget);
+                        }
+                        *fuel -= 1;
+                        match lexer.advance(t, b) {
+                            // A lazy lexeme that matches ends there: a longer string does
+                            // not continue it, so the walk stops as at a dead one.
+                            Ok(u)
+                                if u != StateId::DEAD
+                                    && !lexer.flags(u).contains(StateFlags::LAZY_ACCEPTING) =>
+                            {
+                                next_layer.push(u)
+                            }
+                            _ => return Err(Stop::Dead),
+                        }
+                    }
+                }
+                if next_layer.len() > 1 {
+                    next_layer.sort_unstable();
+                    next_layer.dedup();
+                }
+                std::mem::swap(layer, next_layer);
+            }
+            next.extend_from_slice(layer);
+        }
+        // Give up as soon as the depth is known to hold too many states.
+        if next.len() > 4 * WALK_MAX_SET {
+            next.sort_unstable();
+            next.dedup();
+            if next.len() > WALK_MAX_SET {
+                return Err(Stop::Budget);
+            }
+        }
+    }
+    next.sort_unstable();
+    next.dedup();
+    if next.len() > WALK_MAX_SET {
+        return Err(Stop::Budget);
+    }
+    Ok(())
 }
 
 /// Where every run of `class` read from `state` ends its lexeme: `Some((r, e))` when every
@@ -292,57 +328,16 @@ pub fn run_end<L: Lexer + ?Sized>(
     }
     let states_cap = lexer.num_states().saturating_add(new_states);
     let mut cur = vec![state];
-    let (mut layer, mut next_layer, mut next) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut scratch, mut next) = (Scratch::default(), Vec::new());
     for depth in 1..=limit {
-        next.clear();
-        for &s in &cur {
-            for seq in &class.seqs {
-                layer.clear();
-                layer.push(s);
-                for bytes in seq {
-                    next_layer.clear();
-                    for &t in &layer {
-                        for &b in bytes {
-                            if fuel == 0 || lexer.num_states() > states_cap {
-                                return None;
-                            }
-                            fuel -= 1;
-                            match lexer.advance(t, b) {
-                                Ok(u)
-                                    if u != StateId::DEAD
-                                        && !lexer.flags(u).contains(StateFlags::LAZY_ACCEPTING) =>
-                                {
-                                    next_layer.push(u)
-                                }
-                                _ => return None,
-                            }
-                        }
-                    }
-                    if next_layer.len() > 1 {
-                        next_layer.sort_unstable();
-                        next_layer.dedup();
-                    }
-                    std::mem::swap(&mut layer, &mut next_layer);
-                }
-                next.extend_from_slice(&layer);
-            }
-            if next.len() > 4 * WALK_MAX_SET {
-                next.sort_unstable();
-                next.dedup();
-                if next.len() > WALK_MAX_SET {
-                    return None;
-                }
-            }
-        }
-        next.sort_unstable();
-        next.dedup();
+        step_class(lexer, &cur, class, &mut fuel, states_cap, &mut next, &mut scratch).ok()?;
         let ends = |s: StateId| {
             let f = lexer.flags(s);
             f.is_accepting() && f.contains(StateFlags::NO_EXTENSION)
         };
         match next.as_slice() {
             [e] if ends(*e) => return Some((depth, *e)),
-            set if set.iter().any(|&s| ends(s)) || set.len() > WALK_MAX_SET => return None,
+            set if set.iter().any(|&s| ends(s)) => return None,
             _ => {}
         }
         std::mem::swap(&mut cur, &mut next);
