@@ -260,13 +260,38 @@ fn check_cancel(p: &Parser<DerivreLexer>) -> Result<(), Error> {
 /// Whether `state` contains `slice` (its query; cheaply for a small slice, see
 /// `lexer::Lexer::check_prefixes_cheap`).
 fn contains(lx: &mut DerivreLexer, state: lexer::StateId, slice: &slicer::Slice) -> bool {
+    contains_query(lx, state, slice, slice.query())
+}
+
+/// [`contains`] for `query`, one of the slice's queries.
+fn contains_query(
+    lx: &mut DerivreLexer,
+    state: lexer::StateId,
+    slice: &slicer::Slice,
+    query: &lexer::RegexSpec,
+) -> bool {
     use lexer::Lexer;
     let c = if slice.is_small() {
-        lx.check_prefixes_cheap(state, slice.query())
+        lx.check_prefixes_cheap(state, query)
     } else {
-        lx.check_prefixes(state, slice.query())
+        lx.check_prefixes(state, query)
     };
     c == lexer::Containment::Contained
+}
+
+/// Whether the next lexeme, starting in `state`, takes the rest of every token of `slice`
+/// that crosses a lexeme's end: its containment of the slice's bounded query (cached with
+/// the containment answers, under a key of its own where that query differs).
+fn takes_rest(
+    lx: &mut DerivreLexer,
+    state: lexer::StateId,
+    slice: &slicer::Slice,
+    i: usize,
+    cache: &mut HashMap<(u32, usize), bool>,
+) -> bool {
+    let q = slice.bounded_query();
+    let key = if q == slice.query() { i } else { usize::MAX - i };
+    *cache.entry((state.0, key)).or_insert_with(|| contains_query(lx, state, slice, q))
 }
 
 /// A slice whose containment may allow frontier subtrees of its trie whole (see
@@ -304,7 +329,7 @@ fn walk_trie(
     let mut prove = proof.map(|(slice, i, cache)| {
         let contained = move |p: &mut Parser<DerivreLexer>| {
             let state = p.current_lexer_state();
-            *cache.entry((state.0, i)).or_insert_with(|| contains(p.lexer_mut(), state, slice))
+            takes_rest(p.lexer_mut(), state, slice, i, cache)
         };
         (slice.mask(), contained)
     });
@@ -376,7 +401,7 @@ fn past_end_whole(
         return Ok(false);
     };
     let Some(next) = p.start_after_end(e)? else { return Ok(false) };
-    Ok(*st.cache.entry((next.0, i)).or_insert_with(|| contains(p.lexer_mut(), next, slice)))
+    Ok(takes_rest(p.lexer_mut(), next, slice, i, &mut st.cache))
 }
 
 /// Most characters [`ends_within_run`] reads.

@@ -166,6 +166,7 @@ impl SliceSpec {
 pub struct Slice {
     spec: SliceSpec,
     query: RegexSpec,
+    bounded_query: RegexSpec,
     len: usize,
     requires: Option<usize>,
     mask: TokenSet,
@@ -183,6 +184,14 @@ impl Slice {
     /// The containment query: `C{m,n}` (see the crate docs).
     pub fn query(&self) -> &RegexSpec {
         &self.query
+    }
+
+    /// [`Slice::query`] bounded by the slice's longest token (in characters) where the
+    /// slice is unbounded: what a state must contain for every token of the slice, read
+    /// whole, to continue its lexeme (the rest of a token after a lexeme's end, read by
+    /// the next lexeme, is no longer).
+    pub fn bounded_query(&self) -> &RegexSpec {
+        &self.bounded_query
     }
 
     /// An earlier slice (its index) that every state containing this slice contains too:
@@ -401,6 +410,12 @@ impl Slices {
             let mask =
                 TokenSet::from_ids(n, toks.iter().copied()).map_err(|e| Error(e.to_string()))?;
             let query = RegexSpec::Regex(spec.regex(spec.min, spec.max));
+            // An unbounded slice's tokens hold at most `longest` characters.
+            let longest = toks.iter().map(|&t| utf8_chars(vocab.token_bytes(t))).max();
+            let bounded_query = match (spec.max, longest) {
+                (None, Some(l)) => RegexSpec::Regex(spec.regex(spec.min, Some(l.max(spec.min)))),
+                _ => query.clone(),
+            };
             let tail_query = match spec.max {
                 Some(m) if m <= 1 => None,
                 max => Some(RegexSpec::Regex(
@@ -411,6 +426,7 @@ impl Slices {
             slices.push(Slice {
                 spec: spec.clone(),
                 query,
+                bounded_query,
                 len: toks.len(),
                 requires,
                 mask,
@@ -496,4 +512,9 @@ impl Slices {
             + self.slices.iter().map(|s| s.trie.num_bytes() + s.mask.num_bytes()).sum::<usize>()
             + self.unions.iter().filter_map(|u| u.get()).map(|u| u.num_bytes()).sum::<usize>()
     }
+}
+
+/// The number of characters of a token's bytes (its UTF-8 lead and ASCII bytes).
+fn utf8_chars(bytes: &[u8]) -> u32 {
+    bytes.iter().filter(|&&b| !(0x80..0xC0).contains(&b)).count() as u32
 }
