@@ -306,8 +306,8 @@ const PROVE_MIN_NODES: usize = 16;
 /// walk where the lexer state has one: the template's walks where it knows the state (split
 /// through its states only, whose numbers every lexer copied from it shares), else `own`.
 /// With `proof` (slice `i`'s trie), its frontier subtrees are allowed whole where the lexer
-/// state after the subtree's first byte contains the slice (cached in the containment
-/// answers by state and slice).
+/// state after the subtree's first byte takes the rest of the slice's tokens
+/// ([`takes_rest`]).
 fn walk_trie(
     p: &mut Parser<DerivreLexer>,
     trie: &toktrie::TokTrie,
@@ -385,8 +385,8 @@ pub(crate) fn walk_long(
 /// Whether every token of `slice` is allowed at `state`, where the lexeme must end within
 /// its runs: every run of the slice's class of fewer than `r` characters continues the
 /// lexeme and every run of `r` ends it in one state (`lexer::DerivreLexer::run_end`, cached
-/// by the lexer), after which the row takes it and the next lexeme's start state
-/// contains the slice (its containment, cached by state). A token of at most `r`
+/// by the lexer), after which the row takes it and the next lexeme's start state takes the
+/// rest of every token ([`takes_rest`]: the slice's bounded query). A token of at most `r`
 /// characters then stays within the lexeme, a longer one ends it after `r` and its rest is
 /// a run the next lexeme takes. `false` is always safe (the slice is walked).
 fn past_end_whole(
