@@ -63,13 +63,7 @@ pub(crate) fn mask_state<'a>(
         // the mask at the state itself, its crossing tokens proven slice by slice
         // (`crate::slicing::sliced_mask`), which costs less than walking the long ones.
         if let Some(slices) = shared.slices.as_ref().filter(|_| slicing.on) {
-            if crate::slicing::ends_within_run(
-                p,
-                real,
-                slices,
-                &mut slicing.boundary,
-                &mut slicing.boundary_false,
-            ) {
+            if crate::slicing::ends_within_run(p, real, slices, slicing) {
                 return (real, Near::Same);
             }
         }

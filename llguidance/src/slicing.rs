@@ -37,8 +37,8 @@ pub(crate) struct Slicing {
     /// Whether a lexer state's lexeme ends within a run of slice characters
     /// ([`ends_within_run`]).
     pub(crate) boundary: HashMap<u32, bool>,
-    /// How many states `boundary` holds as not ending within a run.
-    pub(crate) boundary_false: usize,
+    /// Whether `boundary` holds a state that ends within a run.
+    pub(crate) boundary_any: bool,
     /// The shared lexer's split walks, while swapped in.
     pub(crate) walks: Walks,
     /// Trie walks replayed from a split walk.
@@ -395,12 +395,22 @@ fn past_end_whole(
     slice: &slicer::Slice,
     i: usize,
     st: &mut Slicing,
+    after: &mut Option<(lexer::StateId, Option<lexer::StateId>)>,
 ) -> Result<bool, Error> {
     let limit = BOUNDARY_MAX_CHARS as u32;
     let Some((_, e)) = p.lexer_mut().run_end(state, slice.query(), limit) else {
         return Ok(false);
     };
-    let Some(next) = p.start_after_end(e)? else { return Ok(false) };
+    // Slices of one class end the lexeme in the same state: its next start once a mask.
+    let next = match *after {
+        Some((x, next)) if x == e => next,
+        _ => {
+            let next = p.start_after_end(e)?;
+            *after = Some((e, next));
+            next
+        }
+    };
+    let Some(next) = next else { return Ok(false) };
     Ok(takes_rest(p.lexer_mut(), next, slice, i, &mut st.cache))
 }
 
@@ -416,11 +426,10 @@ pub(crate) fn ends_within_run(
     p: &mut Parser<DerivreLexer>,
     state: lexer::StateId,
     slices: &slicer::Slices,
-    cache: &mut HashMap<u32, bool>,
-    falses: &mut usize,
+    st: &mut Slicing,
 ) -> bool {
     use lexer::{Lexer, StateId};
-    if let Some(&b) = cache.get(&state.0) {
+    if let Some(&b) = st.boundary.get(&state.0) {
         return b;
     }
     let mut ends = false;
@@ -442,8 +451,8 @@ pub(crate) fn ends_within_run(
             s = n;
         }
     }
-    cache.insert(state.0, ends);
-    *falses += usize::from(!ends);
+    st.boundary.insert(state.0, ends);
+    st.boundary_any |= ends;
     ends
 }
 
@@ -516,10 +525,10 @@ pub(crate) fn sliced_mask(
     let walked_slice = contained.iter().zip(&parts).any(|(&c, part)| !c && part.is_none());
     let boundary = walked_slice
         && if nothing {
-            ends_within_run(p, state, slices, &mut st.boundary, &mut st.boundary_false)
+            ends_within_run(p, state, slices, st)
         } else {
             // (A lookup only once some state was found to end within a run.)
-            st.boundary.len() > st.boundary_false && st.boundary.get(&state.0) == Some(&true)
+            st.boundary_any && st.boundary.get(&state.0) == Some(&true)
         };
     st.boundaries += u64::from(boundary);
     if nothing && !boundary {
@@ -544,6 +553,8 @@ pub(crate) fn sliced_mask(
         }
         None => slices.union_of(&contained),
     };
+    // The next lexeme's start past the lexeme's end (`past_end_whole`), once a mask.
+    let mut after = None;
     for (i, ((slice, &contained), part)) in
         slices.slices().iter().zip(&contained).zip(&parts).enumerate()
     {
@@ -562,7 +573,7 @@ pub(crate) fn sliced_mask(
             p.add_bias_subtrees(slice.trie(), &walk, &mut mask)?;
             st.applied += 1;
             st.partial += 1;
-        } else if boundary && past_end_whole(p, state, slice, i, st)? {
+        } else if boundary && past_end_whole(p, state, slice, i, st, &mut after)? {
             // Every token of the slice: within the lexeme, or across its end into the next.
             mask.union(slice.mask());
             st.applied += 1;

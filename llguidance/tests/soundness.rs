@@ -121,6 +121,19 @@ fn lcg(seed: &mut u64) -> u64 {
     *seed >> 33
 }
 
+/// Grammar `src` (number `gi`, for messages) compiled by both factories: each call makes a
+/// new pair of matchers of it (with every shortcut, plain).
+fn matcher_pairs<'a>(
+    fast_f: &'a ParserFactory,
+    plain_f: &'a ParserFactory,
+    gi: usize,
+    src: &GrammarSource,
+) -> impl Fn() -> (Matcher, Matcher) + 'a {
+    let g = fast_f.compile(src).unwrap_or_else(|e| panic!("grammar {gi}: {e}"));
+    let pg = plain_f.compile(src).unwrap();
+    move || (fast_f.matcher_for(g.clone()).unwrap(), plain_f.matcher_for(pg.clone()).unwrap())
+}
+
 /// Compares the two matchers' masks before each token of the walk; `pick` chooses the next
 /// token from the mask (None: stop). Returns the number of masks compared.
 fn walk(
@@ -276,12 +289,10 @@ fn counter_twins_equal_the_plain_walk() {
     ];
     let (mut masks, mut twins, mut splits, mut runs) = (0, 0, 0, 0);
     for (gi, src) in grammars.iter().enumerate() {
-        let g = fast_f.compile(src).unwrap_or_else(|e| panic!("grammar {gi}: {e}"));
-        let pg = plain_f.compile(src).unwrap();
+        let pair = matcher_pairs(&fast_f, &plain_f, gi, src);
         for w in 0..4u64 {
             let mut seed = gi as u64 * 131 + w + 1;
-            let mut fast = fast_f.matcher_for(g.clone()).unwrap();
-            let mut plain = plain_f.matcher_for(pg.clone()).unwrap();
+            let (mut fast, mut plain) = pair();
             let what = format!("grammar {gi} walk {w}");
             masks += walk(&mut fast, &mut plain, &what, |step, mask| {
                 let choices: Vec<TokenId> = mask.iter().filter(|t| !eos.contains(t)).collect();
@@ -393,12 +404,10 @@ fn boundary_proofs_equal_the_plain_walk() {
     let (mut masks, mut boundaries) = (0, 0);
     for (gi, (src, end)) in grammars.iter().enumerate() {
         let end: usize = *end;
-        let g = fast_f.compile(src).unwrap_or_else(|e| panic!("grammar {gi}: {e}"));
-        let pg = plain_f.compile(src).unwrap();
+        let pair = matcher_pairs(&fast_f, &plain_f, gi, src);
         for w in 0..4u64 {
             let mut seed = gi as u64 * 977 + w + 1;
-            let mut fast = fast_f.matcher_for(g.clone()).unwrap();
-            let mut plain = plain_f.matcher_for(pg.clone()).unwrap();
+            let (mut fast, mut plain) = pair();
             let what = format!("grammar {gi} walk {w}");
             // Characters consumed; long tokens until `near`, random ones after.
             let near = end.saturating_sub(150 + 40 * w as usize);

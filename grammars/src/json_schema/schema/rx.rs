@@ -210,14 +210,9 @@ impl Rx {
     /// `fuse_class_lengths` makes of a one-class `pattern` and length bounds), as the class
     /// (regex text) and the repeat's bounds.
     pub fn class_repeat(&self) -> Option<(String, LengthBounds)> {
-        use regex_syntax::hir::{Class, HirKind};
         let Rx::And(v) = self else { return None };
         let [Term::Regex(RegexSpec::Regex(text))] = v.as_slice() else { return None };
-        let hir = regex_syntax::ParserBuilder::new().build().parse(text).ok()?;
-        let HirKind::Repetition(r) = hir.kind() else { return None };
-        if !matches!(r.sub.kind(), HirKind::Class(Class::Unicode(_))) {
-            return None;
-        }
+        let r = class_repetition(text)?;
         Some((r.sub.to_string(), LengthBounds { min: r.min, max: r.max }))
     }
 
@@ -277,24 +272,28 @@ fn drop_implied_lengths(v: &mut Vec<Term>) {
     });
 }
 
+/// The regex `text` as a repeat of one Unicode character class (`[a-z ]*`, `\d{2,5}`).
+fn class_repetition(text: &str) -> Option<regex_syntax::hir::Repetition> {
+    use regex_syntax::hir::{Class, HirKind};
+    let hir = regex_syntax::ParserBuilder::new().build().parse(text).ok()?;
+    let HirKind::Repetition(r) = hir.into_kind() else { return None };
+    matches!(r.sub.kind(), HirKind::Class(Class::Unicode(_))).then_some(r)
+}
+
 /// A length bound beside a repeated character class (`pattern: "^[a-z ]*$"` with
 /// `maxLength: 1000`) becomes one repeat of the class, `[a-z ]{0,1000}`: the same strings
 /// (both count characters), and a lexeme without an intersection, whose states inside the
 /// repeat share their masks (the lexer's counter twins; an intersection's states cannot).
 /// Bounds that leave nothing stay as they are.
 fn fuse_class_lengths(v: &mut Vec<Term>) {
-    use regex_syntax::hir::{Class, Hir, HirKind, Repetition};
+    use regex_syntax::hir::{Hir, Repetition};
     let Some(li) = v.iter().position(|t| matches!(t, Term::Len(b) if !b.is_any())) else {
         return;
     };
     let Term::Len(b) = v[li] else { return };
     for i in 0..v.len() {
         let Term::Regex(RegexSpec::Regex(text)) = &v[i] else { continue };
-        let Ok(hir) = regex_syntax::ParserBuilder::new().build().parse(text) else { continue };
-        let HirKind::Repetition(r) = hir.kind() else { continue };
-        if !matches!(r.sub.kind(), HirKind::Class(Class::Unicode(_))) {
-            continue;
-        }
+        let Some(r) = class_repetition(text) else { continue };
         let min = b.min.max(r.min);
         let max = match (b.max, r.max) {
             (Some(x), Some(y)) => Some(x.min(y)),
