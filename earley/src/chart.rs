@@ -13,6 +13,10 @@ use crate::{Error, ParserLimits};
 /// Most template instances one parse makes (each a symbol with its rules).
 const MAX_INSTANCES: usize = 200_000;
 
+/// Items a row has at least for completions into it to go through [`Chart::waiting`]
+/// rather than a scan of the row.
+const INDEX_MIN_ITEMS: u32 = 48;
+
 /// Rules made while parsing, for instances of templates (parametric rules). Positions in
 /// `rule_data` come after the grammar's own rule array; symbols after its own symbols.
 #[derive(Clone, Debug, Default)]
@@ -159,6 +163,37 @@ pub(crate) struct Chart {
     pub(crate) inst: Instances,
     /// Nonterminals completed empty in the row being computed (template grammars).
     empty_done: HashSet<SymIdx>,
+    /// For rows of at least [`INDEX_MIN_ITEMS`] items that a completion went back to: their
+    /// items expecting a nonterminal, as (symbol, item index) in order. A completion into
+    /// such a row reads only the items that expect its symbol, not the whole row: an object
+    /// of many optional properties predicts all of them in a row, and each entry written
+    /// nests one completion deeper, so scanning the rows cost entries × properties per row.
+    waiting: HashMap<u32, Vec<(u32, u32)>>,
+    /// Completions read their origin rows whole (`ParserOptions::scan_completions`).
+    pub(crate) scan_all: bool,
+    /// Completions that went through [`Chart::waiting`].
+    pub(crate) indexed: u64,
+}
+
+/// The items of `items` (from index `start`) that expect a symbol, as (symbol, index)
+/// sorted, `at_dot` reading an item's dot.
+fn waiting_items(
+    items: &[Item],
+    start: u32,
+    at_dot: impl Fn(u32) -> Result<SymIdx, SymIdx>,
+) -> Vec<(u32, u32)> {
+    let mut v: Vec<(u32, u32)> = (start..)
+        .zip(items)
+        .filter_map(|(j, it)| at_dot(it.dot()).ok().map(|s| (s.0, j)))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// The item indices among `waiting` (sorted by symbol) that expect `sym`, in item order.
+fn waiting_for(waiting: &[(u32, u32)], sym: SymIdx) -> impl Iterator<Item = u32> + '_ {
+    let from = waiting.partition_point(|&(s, _)| s < sym.0);
+    waiting[from..].iter().take_while(move |&&(s, _)| s == sym.0).map(|&(_, j)| j)
 }
 
 impl Chart {
@@ -167,11 +202,38 @@ impl Chart {
         &self.items[row.start as usize..row.end as usize]
     }
 
+    /// Completes `lhs` into row `o` (a finished row) through the row's index of waiting
+    /// items (built on first use) when the row is large: the items expecting `lhs`,
+    /// advanced, in item order, as a scan of the row would. False (nothing done) for a
+    /// small row or with `scan_all`.
+    fn complete_indexed(&mut self, cfg: &Cfg, o: u32, lhs: SymIdx) -> bool {
+        let orow = &self.rows[o as usize];
+        if orow.end - orow.start < INDEX_MIN_ITEMS || self.scan_all {
+            return false;
+        }
+        let (from, to) = (orow.start, orow.end);
+        let (items, inst) = (&self.items, &self.inst);
+        let waiting = self.waiting.entry(o).or_insert_with(|| {
+            waiting_items(&items[from as usize..to as usize], from, |d| inst.at_dot(cfg, d))
+        });
+        self.indexed += 1;
+        for j in waiting_for(waiting, lhs) {
+            let new = self.items[j as usize].advance();
+            if self.seen.insert(new) {
+                self.items.push(new);
+            }
+        }
+        true
+    }
+
     /// Drops rows from `n` on.
     pub(crate) fn truncate(&mut self, n: usize) {
         if n < self.rows.len() {
             self.items.truncate(self.rows[n].start as usize);
             self.rows.truncate(n);
+            if !self.waiting.is_empty() {
+                self.waiting.retain(|&r, _| (r as usize) < n);
+            }
         }
     }
 
@@ -180,6 +242,7 @@ impl Chart {
         self.rows.clear();
         self.items.clear();
         self.kernel.clear();
+        self.waiting.clear();
         self.kernel.extend(cfg.rules_of(cfg.start()).iter().map(|&r| Item::new(r, 0)));
         self.push_row(cfg, limits)
     }
@@ -323,6 +386,9 @@ impl Chart {
                         // Covered by the nullable advance at prediction time.
                         continue;
                     }
+                    if self.complete_indexed(cfg, o, lhs) {
+                        continue;
+                    }
                     let orow = &self.rows[o as usize];
                     for j in orow.start..orow.end {
                         let p = self.items[j as usize];
@@ -423,6 +489,9 @@ impl Chart {
                         let orow = &self.rows[o as usize];
                         (orow.start as usize, orow.end as usize)
                     };
+                    if o != cur && self.complete_indexed(cfg, o, lhs) {
+                        continue;
+                    }
                     for j in from..to {
                         let p = self.items[j];
                         if self.inst.at_dot(cfg, p.dot()) == Ok(lhs) {
@@ -467,6 +536,7 @@ impl Chart {
             + self.rows.capacity() * std::mem::size_of::<Row>()
             + self.rows.iter().map(|r| r.allowed.num_bytes()).sum::<usize>()
             + self.seen.capacity() * 9
+            + self.waiting.values().map(|w| w.capacity() * 8 + 32).sum::<usize>()
             + self.inst.num_bytes()
     }
 }

@@ -177,7 +177,8 @@ impl Matcher {
         shared: Arc<Shared>,
         grammar: Arc<CompiledGrammar>,
     ) -> Result<Matcher, Error> {
-        let opts = grammar.parser_options(shared.tokenizer.vocab().eos_tokens().to_vec());
+        let mut opts = grammar.parser_options(shared.tokenizer.vocab().eos_tokens().to_vec());
+        opts.scan_completions = shared.plain;
         // The plain computation starts from no other matcher's lexer.
         let template = if shared.plain {
             Arc::new(LexerTemplate::empty())

@@ -439,3 +439,57 @@ fn boundary_proofs_equal_the_plain_walk() {
     println!("{masks} masks compared, {boundaries} with boundary proofs");
     assert!(boundaries > 0, "no mask took boundary proofs: the oracle compared nothing");
 }
+
+/// Objects of many optional properties (each row predicts every property still to come)
+/// and other shapes with rows of many items: completions that read only the items of such
+/// a row that expect their symbol give the plain computation's masks, which read each row
+/// whole. The walks write some of the properties, in order, then random tokens.
+#[test]
+fn completions_into_large_rows_equal_the_plain_walk() {
+    let fast_f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let plain_f = fast_f.plain();
+    let vocab = fast_f.tokenizer().vocab().clone();
+    let eos = vocab.eos_tokens().to_vec();
+    let props = |n: usize, v: Value| -> serde_json::Map<String, Value> {
+        (0..n).map(|i| (format!("p{i}"), v.clone())).collect()
+    };
+    let grammars = [
+        json!({"type": "object", "properties": props(120, json!({"type": "integer"}))}),
+        json!({"type": "object", "properties": props(60, json!({"type": "string", "maxLength": 5})),
+            "additionalProperties": false}),
+        json!({"type": "array", "items": {"type": "object", "properties":
+            props(40, json!({"anyOf": [{"type": "integer"}, {"type": "array", "items": {"type": "boolean"}}]}))}}),
+    ];
+    let (mut masks, mut indexed) = (0, 0);
+    for (gi, schema) in grammars.iter().enumerate() {
+        let src = GrammarSource::JsonSchema(schema.to_string());
+        let pair = matcher_pairs(&fast_f, &plain_f, gi, &src);
+        let text = if gi == 2 {
+            r#"[{"p3":1,"p7":[true],"p20":2},{"p1":[]"#
+        } else {
+            r#"{"p2":1,"p5":7,"p11":3,"p40":"#
+        };
+        let toks = fast_f.tokenizer().tokenize(text).unwrap();
+        for w in 0..3u64 {
+            let mut seed = gi as u64 * 313 + w + 1;
+            let (mut fast, mut plain) = pair();
+            let what = format!("grammar {gi} walk {w}");
+            // The prefix (cut at a different place per walk), then random tokens.
+            let cut = toks.len() * (w as usize + 1) / 3;
+            masks += walk(&mut fast, &mut plain, &what, |step, mask| {
+                if step < cut {
+                    return Some(toks[step]);
+                }
+                let choices: Vec<TokenId> = mask.iter().filter(|t| !eos.contains(t)).collect();
+                if step >= cut + 40 || choices.is_empty() {
+                    return None;
+                }
+                Some(choices[lcg(&mut seed) as usize % choices.len()])
+            });
+            indexed += fast.parser_stats().indexed_completions;
+            assert_eq!(plain.parser_stats().indexed_completions, 0, "{what}: plain indexed");
+        }
+    }
+    println!("{masks} masks compared, {indexed} completions through a row's index");
+    assert!(indexed > 0, "no completion read a row's index: the oracle compared nothing");
+}

@@ -43,6 +43,8 @@ pub struct ParserStats {
     pub bytes_pushed: u64,
     /// Lexemes ended (the parser involved: a scan, computed or reused).
     pub lexemes_ended: u64,
+    /// Completions that read, of a large origin row, only the items expecting their symbol.
+    pub indexed_completions: u64,
 }
 
 /// Where the parse is after a byte: the chart row and the lexer state inside the lexeme.
@@ -96,11 +98,13 @@ pub struct Parser<L> {
 impl<L: Lexer> Parser<L> {
     /// A parser at the start of the grammar.
     pub fn new(cfg: Arc<Cfg>, lexer: L, opts: ParserOptions) -> Result<Parser<L>, Error> {
+        let mut chart = Chart::default();
+        chart.scan_all = opts.scan_completions;
         let mut p = Parser {
             cfg,
             lexer,
             opts,
-            chart: Chart::default(),
+            chart,
             row_start: Vec::new(),
             row_start_once: Vec::new(),
             stack: Vec::new(),
@@ -175,7 +179,7 @@ impl<L: Lexer> Parser<L> {
 
     /// Work counters.
     pub fn stats(&self) -> ParserStats {
-        self.stats
+        ParserStats { indexed_completions: self.chart.indexed, ..self.stats }
     }
 
     /// The sticky error, if a step failed.

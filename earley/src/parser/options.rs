@@ -55,6 +55,10 @@ pub struct ParserOptions {
     pub lexeme_finish: Vec<(LexemeIdx, RegexSpec)>,
     /// Limits.
     pub limits: ParserLimits,
+    /// Whether a completion reads its origin row whole, rather than only the items that
+    /// expect its symbol once the row is large (the plain computation, for the tests that
+    /// compare the two; default false).
+    pub scan_completions: bool,
 }
 
 /// The lexemes of one lexeme class (a sub-grammar) and its skip lexemes.

@@ -118,6 +118,16 @@ pub fn cases() -> Vec<Case> {
         inst = format!("{{\"x{d}\":{inst}}}");
     }
     v.push(schema("oneOf nested 8 deep", one, inst));
+    // An object of 2,000 optional properties, every tenth written: each row predicts every
+    // property still to come, and each entry written nests one completion deeper.
+    let props: serde_json::Map<String, serde_json::Value> =
+        (0..2000).map(|i| (format!("p{i:04}"), json!({"type": "integer"}))).collect();
+    let entries: Vec<String> = (0..2000).step_by(10).map(|i| format!("\"p{i:04}\":{i}")).collect();
+    v.push(schema(
+        "object of 2000 optional properties",
+        json!({"type": "object", "properties": props}),
+        format!("{{{}}}", entries.join(",")),
+    ));
     // A thinking section with a character budget (XGrammar's `max_chars`), as a structural tag.
     let tag = json!({"type": "structural_tag", "format": {"type": "tag", "begin": "<think>",
         "content": {"type": "any_text", "max_chars": 8000}, "end": "</think>"}});

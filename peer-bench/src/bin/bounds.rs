@@ -181,7 +181,12 @@ fn main() {
         "p99 µs",
         "slope"
     );
-    for c in bounds_cases::cases() {
+    // `BOUNDS_CASE=text`: the cases whose name holds it.
+    let only = std::env::var("BOUNDS_CASE").ok();
+    for c in bounds_cases::cases()
+        .into_iter()
+        .filter(|c| only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
+    {
         let toks = env.tokenize(&c.instance);
         let (oc, ot, oo) = run_ours(&of, &c, &toks);
         let (rc, rt, ro) = run_ref(&rf, &c, &toks);
