@@ -274,6 +274,9 @@ fn counter_twins_equal_the_plain_walk() {
         // Under an intersection, a bound relaxes only where the twin completes in fewer
         // bytes than the room left: a `b` exactly 21 characters before the end.
         GrammarSource::Lark(format!("start: A\nA: /[ab]{{0,{n}}}/ & /[ab]*b[ab]{{20}}/\n")),
+        // A minimum alone (run twins with no maximum), as a JSON string's and a regex's.
+        GrammarSource::JsonSchema(format!(r#"{{"type": "string", "minLength": {n}}}"#)),
+        GrammarSource::Lark(format!("start: A\nA: /[a-z ]{{{n},}}[0-9]/\n")),
         // Run twins with a minimum near the end: an exact length; a character of two bytes.
         GrammarSource::JsonSchema(format!(
             r#"{{"type": "string", "minLength": {n}, "maxLength": {n}}}"#

@@ -1,8 +1,9 @@
 //! Runs near a bound: the last characters of a bounded repeat, where no counter twin applies
 //! (`counters`), share one mask after all.
 //!
-//! Take a state with one member `B{m,n} R` where no string of `B` (one *character* of the
-//! repeat) is a proper prefix of another, `R` is not nullable, and no byte that starts a
+//! Take a state with one member `B{m,n} R` (`n` may be unbounded where `m > 0`: a
+//! `minLength` near its minimum) where no string of `B` (one *character* of the repeat) is
+//! a proper prefix of another, `R` is not nullable, and no byte that starts a
 //! character of `B` starts a string of `R` (a JSON string's characters, then its closing
 //! quote). Its *run twin* is the state with the member `B* R`. Read a token's bytes as
 //! characters of `B` from its start: `k` of them (a trailing partial character counted),
@@ -15,8 +16,9 @@
 //!   read and the same lexeme unfinished (neither is nullable), so they agree on the rest
 //!   of the token; on an exit the byte cannot start `B`, so only `R` takes it, which in the
 //!   state needs `k >= m`, and from there both are at the same derivative of `R`;
-//! - with `k > n` the state has read `n` characters, cannot end its lexeme (`R` is not
-//!   nullable) and its next byte starts a character of `B`, which `R` cannot take: dead;
+//! - with `k > n` (never with `n` unbounded) the state has read `n` characters, cannot
+//!   end its lexeme (`R` is not nullable) and its next byte starts a character of `B`,
+//!   which `R` cannot take: dead;
 //! - special and EOS tokens read no byte: neither state is accepting, both have the same
 //!   single lexeme, so they agree (`k = 0`, no exit).
 //!
@@ -41,13 +43,14 @@ pub struct RunBound {
     pub dfa: Arc<RunDfa>,
     /// The repeat's minimum at the state (`m`).
     pub min: u32,
-    /// The repeat's maximum at the state (`n`, finite).
+    /// The repeat's maximum at the state (`n`; `u32::MAX`: unbounded).
     pub max: u32,
 }
 
 impl DerivreLexer {
     /// The run twin of `state` when it is a single `B{m,n} R` member of the shape the module
-    /// doc describes, with a finite `n`; `None` otherwise (and without a token horizon).
+    /// doc describes, with a finite `n` or a minimum; `None` otherwise (and without a
+    /// token horizon).
     pub fn run_bound(&mut self, state: StateId) -> Result<Option<RunBound>, Error> {
         if self.cache.counters.horizon == 0 || state == StateId::DEAD {
             return Ok(None);
@@ -76,7 +79,8 @@ impl DerivreLexer {
         Ok(Some(RunBound { twin, dfa, min, max }))
     }
 
-    /// `state`'s one member as `B{min,max} R` with a finite `max` and `R` not nullable:
+    /// `state`'s one member as `B{min,max} R` with a finite `max` or a `min` (not `B*`) and
+    /// `R` not nullable:
     /// (lexeme, `B`, `R`, `min`, `max`).
     #[allow(clippy::type_complexity)]
     fn run_shape(
@@ -100,7 +104,7 @@ impl DerivreLexer {
         }
         let body = x.get_args(a)[0];
         match self.repeat_bounds(a) {
-            Some((min, max)) if max != u32::MAX => Ok(Some((lx, body, rest, min, max))),
+            Some((min, max)) if max != u32::MAX || min > 0 => Ok(Some((lx, body, rest, min, max))),
             _ => Ok(None),
         }
     }
