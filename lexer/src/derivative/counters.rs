@@ -46,6 +46,13 @@ const SEED_NODES: usize = 20_000;
 const MAX_CANDIDATES: usize = 64;
 /// States a twin reached under an intersection may reach at most (else no twin).
 const CLOSURE_STATES: usize = 64;
+/// Iterations of a seed registered when it is found (its whole range, up to this many),
+/// besides twice the horizon ahead of each position asked: registered a token's worth at a
+/// time, the new repeat nodes grew derivre's expression store in the middle of a long value
+/// (5-32 µs masks at its doublings: a bounded string's first-decode p99; reserving the
+/// node map did not help); all at once, it grows at the first mask. Up to 4,096 cost
+/// +0.3 % of the mask instructions of MaskBench's first masks, up to 1,024 +0.14 %.
+const SEED_AHEAD: u32 = 1024;
 /// The smallest horizon twins are asked for (a lexeme whose bounds no twin at it relaxes
 /// is not searched for seeds).
 const MIN_HORIZON: u32 = 8;
@@ -306,7 +313,8 @@ impl DerivreLexer {
                 let seed = c.seeds.len() as u32;
                 c.seeds.push(Seed { body, min, max, registered: 0 });
                 c.nodes.insert(e, (seed, 0));
-                self.register_ahead(seed, 0);
+                let ahead = SEED_AHEAD.max(2 * c.horizon + 2);
+                self.register_to(seed, ahead);
             }
         }
     }
@@ -322,9 +330,14 @@ impl DerivreLexer {
     /// Registers the nodes of `seed` after up to `k` + twice the horizon iterations (a
     /// state reached by one token from the one at `k` finds its node known).
     fn register_ahead(&mut self, seed: u32, k: u32) {
+        let want = k.saturating_add(2 * self.cache.counters.horizon + 2);
+        self.register_to(seed, want);
+    }
+
+    /// Registers the nodes of `seed` after up to `want` iterations.
+    fn register_to(&mut self, seed: u32, want: u32) {
         let c = &mut self.cache.counters;
         let s = c.seeds[seed as usize].clone();
-        let want = k.saturating_add(2 * c.horizon + 2);
         if s.registered >= want {
             return;
         }
