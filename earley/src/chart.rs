@@ -1,4 +1,6 @@
-//! Earley rows: predict, complete, scan over the flat rule array.
+//! Earley rows: predict, complete, scan over the flat rule array. A completion into a
+//! large finished row reads only the row's items waiting for its symbol (an index built
+//! on first use, [`Chart::waiting`]), not the whole row.
 //!
 //! An item is `(dot position, origin row)` packed in a u64. Rows are ranges of one item
 //! array; each row also records the lexemes the parser allows after it (the lexer is started

@@ -2,7 +2,8 @@
 //! slices and the lexer's containment proofs, split trie walks, partial slice proofs, the
 //! last-mask and first-row caches, lexers copied from earlier matchers) equal the masks of
 //! the plain computation ([`ParserFactory::plain`]: a lexer of its own per matcher, every
-//! token walked through the trie, no cache), step by step along random walks.
+//! token walked through the trie, no cache, Earley completions reading whole rows), step by
+//! step along random walks.
 //!
 //! - `proofs_equal_the_plain_walk_on_random_schemas`: random JSON Schemas (a generator over
 //!   `pattern`, `patternProperties`, `additionalProperties`, `propertyNames`, `oneOf` /
@@ -11,7 +12,12 @@
 //!   second starts from the first one's lexer), random tokens; the size is set by
 //!   `SOUNDNESS_CASES` (default 24, what `.ci/run` runs).
 //! - `counter_twins_equal_the_plain_walk`: grammars with bounded repeats longer than the
-//!   longest token, walked up to and across the bound (the masks computed at counter twins).
+//!   longest token, walked up to and across the bound (the masks computed at counter twins
+//!   and run twins, a minimum alone included).
+//! - `boundary_proofs_equal_the_plain_walk`: lexemes that must end inside the slices'
+//!   tokens (chunks of long strings), walked across the end.
+//! - `completions_into_large_rows_equal_the_plain_walk`: objects of many optional
+//!   properties (Earley rows of many items, completions through their index).
 //! - `proofs_equal_the_plain_walk_on_maskbench` (ignored: needs `../shared`): every
 //!   `SOUNDNESS_EVERY`-th MaskBench file (default 40), each valid instance's canonical
 //!   tokens. Run it with
