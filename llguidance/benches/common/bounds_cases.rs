@@ -128,6 +128,14 @@ pub fn cases() -> Vec<Case> {
         json!({"type": "object", "properties": props}),
         format!("{{{}}}", entries.join(",")),
     ));
+    // A map: 1,000 entries under `additionalProperties` (each written entry used to nest
+    // one completion deeper).
+    let map: Vec<String> = (0..1000).map(|i| format!("\"key{i}\":{i}")).collect();
+    v.push(schema(
+        "map of 1000 free keys",
+        json!({"type": "object", "additionalProperties": {"type": "integer"}}),
+        format!("{{{}}}", map.join(",")),
+    ));
     // A thinking section with a character budget (XGrammar's `max_chars`), as a structural tag.
     let tag = json!({"type": "structural_tag", "format": {"type": "tag", "begin": "<think>",
         "content": {"type": "any_text", "max_chars": 8000}, "end": "</think>"}});
