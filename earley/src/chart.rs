@@ -166,7 +166,8 @@ pub(crate) struct Chart {
     /// Nonterminals completed empty in the row being computed (template grammars).
     empty_done: HashSet<SymIdx>,
     /// For rows of at least [`INDEX_MIN_ITEMS`] items that a completion went back to: their
-    /// items expecting a nonterminal, as (symbol, item index) in order. A completion into
+    /// items expecting a nonterminal, as (symbol, item index) in order (terminals never
+    /// complete, so their items are left out). A completion into
     /// such a row reads only the items that expect its symbol, not the whole row: an object
     /// of many optional properties predicts all of them in a row, and each entry written
     /// nests one completion deeper, so scanning the rows cost entries × properties per row.
@@ -177,17 +178,16 @@ pub(crate) struct Chart {
     pub(crate) indexed: u64,
 }
 
-/// The items of `items` (from index `start`) that expect a symbol, as (symbol, index)
-/// sorted, `at_dot` reading an item's dot.
+/// The items of `items` (from index `start`) that expect a nonterminal (what completions
+/// look for), as (symbol, index) sorted; `waiting` reads an item's dot and answers the
+/// nonterminal after it.
 fn waiting_items(
     items: &[Item],
     start: u32,
-    at_dot: impl Fn(u32) -> Result<SymIdx, SymIdx>,
+    waiting: impl Fn(u32) -> Option<SymIdx>,
 ) -> Vec<(u32, u32)> {
-    let mut v: Vec<(u32, u32)> = (start..)
-        .zip(items)
-        .filter_map(|(j, it)| at_dot(it.dot()).ok().map(|s| (s.0, j)))
-        .collect();
+    let mut v: Vec<(u32, u32)> =
+        (start..).zip(items).filter_map(|(j, it)| waiting(it.dot()).map(|s| (s.0, j))).collect();
     v.sort_unstable();
     v
 }
@@ -215,8 +215,9 @@ impl Chart {
         }
         let (from, to) = (orow.start, orow.end);
         let (items, inst) = (&self.items, &self.inst);
+        let nonterminal = |d| inst.at_dot(cfg, d).ok().filter(|&s| inst.terminal(cfg, s).is_none());
         let waiting = self.waiting.entry(o).or_insert_with(|| {
-            waiting_items(&items[from as usize..to as usize], from, |d| inst.at_dot(cfg, d))
+            waiting_items(&items[from as usize..to as usize], from, nonterminal)
         });
         self.indexed += 1;
         for j in waiting_for(waiting, lhs) {

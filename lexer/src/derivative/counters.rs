@@ -313,8 +313,8 @@ impl DerivreLexer {
                 let seed = c.seeds.len() as u32;
                 c.seeds.push(Seed { body, min, max, registered: 0 });
                 c.nodes.insert(e, (seed, 0));
-                let ahead = SEED_AHEAD.max(2 * c.horizon + 2);
-                self.register_to(seed, ahead);
+                self.register_ahead(seed, 0);
+                self.register_to(seed, SEED_AHEAD);
             }
         }
     }
