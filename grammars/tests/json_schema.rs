@@ -781,3 +781,103 @@ fn end_anchors_inside_a_repeated_group() {
     check(s("^(a|b$)+"), &[r#""ab""#, r#""aX""#, r#""b""#], &[r#""ba""#, r#""X""#]);
     check(s("^(x$){2}"), &[], &[r#""x""#, r#""xx""#]);
 }
+
+/// `dependentRequired` tracked in the object's states: keys needed after, before, through
+/// other keys, by required keys, missing from the object; beside `maxProperties` (the
+/// expanded form) and under `not`.
+#[test]
+fn dependent_required_in_every_order() {
+    let props = |ks: &[&str]| -> serde_json::Value {
+        ks.iter().map(|k| (k.to_string(), json!({"type": "integer"}))).collect()
+    };
+    // A chain, each key needing the next.
+    check(
+        json!({"properties": props(&["p0", "p1", "p2", "p3", "p4"]), "dependentRequired":
+            {"p0": ["p1"], "p1": ["p2"], "p2": ["p3"], "p3": ["p4"]}}),
+        &["{}", r#"{"p4":1}"#, r#"{"p3":1,"p4":1}"#, r#"{"p0":1,"p1":1,"p2":1,"p3":1,"p4":1}"#],
+        &[r#"{"p0":1}"#, r#"{"p0":1,"p1":1,"p2":1,"p3":1}"#, r#"{"p2":1,"p4":1}"#, r#"{"p3":1}"#],
+    );
+    // The needed key comes first.
+    check(
+        json!({"properties": props(&["a", "b"]), "dependentRequired": {"b": ["a"]}}),
+        &["{}", r#"{"a":1}"#, r#"{"a":1,"b":2}"#],
+        &[r#"{"b":2}"#],
+    );
+    // Through another key, both ways: a needs c, c needs b; order a, b, c.
+    check(
+        json!({"properties": props(&["a", "b", "c"]), "dependentRequired":
+            {"a": ["c"], "c": ["b"]}}),
+        &["{}", r#"{"b":1}"#, r#"{"b":1,"c":1}"#, r#"{"a":1,"b":1,"c":1}"#],
+        &[r#"{"a":1,"c":1}"#, r#"{"a":1,"b":1}"#, r#"{"c":1}"#, r#"{"a":1}"#],
+    );
+    // A required key's needs, after it and before it.
+    check(
+        json!({"properties": props(&["b", "a", "c"]), "required": ["a"], "dependentRequired":
+            {"a": ["b", "c"]}}),
+        &[r#"{"b":1,"a":1,"c":1}"#],
+        &[r#"{"a":1}"#, r#"{"b":1,"a":1}"#, r#"{"a":1,"c":1}"#, "{}"],
+    );
+    // Needing a key the object cannot have.
+    check(
+        json!({"properties": props(&["a"]), "additionalProperties": false,
+            "dependentRequired": {"a": ["zz"]}}),
+        &["{}"],
+        &[r#"{"a":1}"#],
+    );
+    // A key outside `properties`, needed and needing.
+    check(
+        json!({"properties": props(&["a"]), "dependentRequired": {"a": ["x"], "y": ["a"]}}),
+        &["{}", r#"{"a":1,"x":true}"#, r#"{"a":1,"x":1,"y":2}"#],
+        &[r#"{"a":1}"#, r#"{"y":2}"#],
+    );
+    // Twelve independent pairs (the union form made 4,096 alternatives and failed).
+    let keys: Vec<String> = (0..12).flat_map(|i| [format!("a{i}"), format!("b{i}")]).collect();
+    let ks: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let deps: serde_json::Map<String, serde_json::Value> =
+        (0..12).map(|i| (format!("a{i}"), json!([format!("b{i}")]))).collect();
+    check(
+        json!({"properties": props(&ks), "dependentRequired": deps}),
+        &["{}", r#"{"a0":1,"b0":1,"b1":1,"a11":1,"b11":1}"#],
+        &[r#"{"a0":1,"b1":1}"#, r#"{"a0":1,"b0":1,"a11":1}"#],
+    );
+    // Beside maxProperties and minProperties: expanded into the union.
+    check(
+        json!({"properties": props(&["a", "b"]), "maxProperties": 1,
+            "dependentRequired": {"a": ["b"]}}),
+        &["{}", r#"{"b":1}"#],
+        &[r#"{"a":1}"#, r#"{"a":1,"b":1}"#],
+    );
+    check(
+        json!({"properties": props(&["a", "b", "c"]), "minProperties": 2,
+            "additionalProperties": false, "dependentRequired": {"c": ["a"]}}),
+        &[r#"{"a":1,"b":1}"#, r#"{"a":1,"c":1}"#, r#"{"a":1,"b":1,"c":1}"#],
+        &[r#"{"b":1,"c":1}"#, r#"{"a":1}"#],
+    );
+    // Its complement: a present, b absent.
+    check(
+        json!({"type": "object", "not": {"dependentRequired": {"a": ["b"]}}}),
+        &[r#"{"a":1}"#, r#"{"a":1,"c":2}"#],
+        &["{}", r#"{"a":1,"b":2}"#, r#"{"b":2}"#],
+    );
+    // `any_order` objects keep any order (the union form).
+    check(
+        json!({"properties": props(&["a", "b"]), "dependentRequired": {"a": ["b"]},
+            "x-guidance": {"any_order": true}}),
+        &[r#"{"b":1,"a":1}"#, r#"{"a":1,"b":1}"#, r#"{"b":1}"#],
+        &[r#"{"a":1}"#],
+    );
+    // `dependencies` (draft 7) with a list means the same.
+    check(
+        json!({"properties": props(&["a", "b"]), "dependencies": {"a": ["b"]}}),
+        &[r#"{"a":1,"b":1}"#, r#"{"b":1}"#],
+        &[r#"{"a":1}"#],
+    );
+    // Unique items over objects with a dependency: only the objects that meet it.
+    check(
+        json!({"type": "array", "uniqueItems": true, "items": {"type": "object",
+            "properties": {"a": {"const": 1}, "b": {"const": 2}}, "additionalProperties": false,
+            "dependentRequired": {"a": ["b"]}}}),
+        &[r#"[{"a":1,"b":2},{"b":2},{}]"#],
+        &[r#"[{"a":1}]"#, r#"[{"b":2},{"b":2}]"#],
+    );
+}

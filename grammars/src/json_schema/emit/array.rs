@@ -219,6 +219,7 @@ impl Emitter<'_, '_> {
             for m in objs {
                 let len = m.len() as u32;
                 if o.required.iter().all(|r| m.contains_key(r))
+                    && o.deps_hold(|k| m.contains_key(k))
                     && len >= o.min
                     && o.max.is_none_or(|x| len <= x)
                 {

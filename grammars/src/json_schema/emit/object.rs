@@ -6,7 +6,7 @@ use lexer::RegexSpec;
 
 use super::{alt, lit, sep, Emitter, ANY_ORDER_MAX, MAX_PATTERNS, MAX_SOME};
 use crate::ir::{Expr, Rule, RuleAttrs};
-use crate::json_schema::schema::{Exists, KeyLang, LengthBounds, Node, Obj, SExpr};
+use crate::json_schema::schema::{Clause, Exists, KeyLang, LengthBounds, Node, Obj, SExpr};
 use crate::param::{ParamCond, ParamExpr};
 use crate::{Error, ErrorKind};
 
@@ -158,6 +158,53 @@ impl Emitter<'_, '_> {
         if o.max.is_some_and(|m| m < o.min) {
             return Ok(None);
         }
+        // Dependencies are tracked in the states' parameter (`Deps`) where no count and no
+        // `some` constraint could turn a key they force into a dead end; otherwise, and for
+        // `any_order` objects (one parametric rule of their own), each becomes the union
+        // "absent, or present with its list".
+        let expand = o.max.is_some() || o.min > 0 || !o.some.is_empty() || self.any_order;
+        if !o.deps.is_empty() && expand {
+            let mut alts = vec![Obj { deps: vec![], ..o.clone() }];
+            for (k, list) in &o.deps {
+                let absent = Obj {
+                    clauses: vec![Clause {
+                        props: vec![(k.clone(), SExpr::False)],
+                        patterns: vec![],
+                        additional: SExpr::True,
+                    }],
+                    ..Obj::any()
+                };
+                let mut required = vec![k.clone()];
+                required.extend(list.iter().cloned());
+                let present = Obj { required, ..Obj::any() };
+                let mut next = Vec::new();
+                for a in &alts {
+                    for b in [&absent, &present] {
+                        let x = a.and(b);
+                        if !x.surely_empty() && !next.contains(&x) {
+                            next.push(x);
+                        }
+                    }
+                }
+                if next.len() > MAX_DEP_ALTS {
+                    return Err(Error::new(
+                        ErrorKind::Limit,
+                        format!(
+                            "dependentRequired beside minProperties, maxProperties or a `not`: \
+                             more than {MAX_DEP_ALTS} combinations of present keys"
+                        ),
+                    ));
+                }
+                alts = next;
+            }
+            let mut exprs = Vec::new();
+            for (j, a) in alts.iter().enumerate() {
+                if let Some(e) = self.object(&format!("{base}_d{j}"), a)? {
+                    exprs.push(e);
+                }
+            }
+            return Ok((!exprs.is_empty()).then(|| alt(exprs)));
+        }
         // named keys: `properties` order, other required keys, then the keys `some` names
         let mut keys: Vec<String> = Vec::new();
         let mut add = |k: &String| {
@@ -171,6 +218,11 @@ impl Emitter<'_, '_> {
             }
         }
         o.required.iter().for_each(&mut add);
+        // The keys of `dependentRequired` are named too: the emitter tracks which are written.
+        for (k, list) in &o.deps {
+            add(k);
+            list.iter().for_each(&mut add);
+        }
         for e in &o.some {
             match &e.key {
                 KeyLang::Other { props, .. } => props.iter().for_each(&mut add),
@@ -344,7 +396,12 @@ impl Emitter<'_, '_> {
         if reachable & full != full {
             return Ok(None);
         }
-        if m == 0 && self.any_order && o.min == 0 && o.max.is_none() && named.len() <= ANY_ORDER_MAX
+        if m == 0
+            && self.any_order
+            && o.min == 0
+            && o.max.is_none()
+            && o.deps.is_empty()
+            && named.len() <= ANY_ORDER_MAX
         {
             let extras: Vec<Expr> = regions
                 .iter()
@@ -385,6 +442,16 @@ impl Emitter<'_, '_> {
         }
         let name =
             |i: usize, c: u32, s: u32| names[(i * cs + c as usize) * ss + s as usize].clone();
+        let deps = Deps::new(o, &named)?;
+        // A state before named key `i`, entered with the parameter `arg` (the written keys'
+        // bits) where states take one.
+        let goto = |i: usize, c: u32, s: u32, arg: ParamExpr| {
+            if deps.param && i < nk {
+                Expr::Call { rule: name(i, c, s), arg }
+            } else {
+                Expr::Rule(name(i, c, s))
+            }
+        };
         #[allow(clippy::needless_range_loop)] // i indexes states, named[i] only below nk
         for i in 0..=nk {
             for c in 0..=cap {
@@ -393,18 +460,19 @@ impl Emitter<'_, '_> {
                     let can_add = o.max.is_none_or(|m| c < m);
                     if i < nk {
                         let (k, v, req) = &named[i];
-                        if can_add {
+                        let (write, skip) = deps.at(i);
+                        if can_add && write.is_some() {
                             for (val, s2) in self.members(&o.some, v, named_app[i], s) {
                                 let mut seq = self.sep(c == 0);
                                 seq.push(self.key_lexeme(RegexSpec::Literal(k.clone()), None));
                                 seq.push(sep(&self.key_sep));
                                 seq.push(val);
-                                seq.push(Expr::Rule(name(i + 1, next(c), s2)));
-                                alts.push(Expr::Seq(seq));
+                                seq.push(goto(i + 1, next(c), s2, deps.arg(i, true)));
+                                alts.push(when(write.clone(), Expr::Seq(seq)));
                             }
                         }
-                        if !req {
-                            alts.push(Expr::Rule(name(i + 1, c, s)));
+                        if !req && skip.is_some() {
+                            alts.push(when(skip, goto(i + 1, c, s, deps.arg(i, false))));
                         }
                     } else {
                         // Past the named keys with the count capped and no `some` to meet
@@ -452,11 +520,155 @@ impl Emitter<'_, '_> {
                             alts.insert(0, Expr::Empty);
                         }
                     }
-                    self.push(name(i, c, s), alt(alts));
+                    if deps.param && i < nk {
+                        self.rules.push(Rule {
+                            name: name(i, c, s),
+                            body: alt(alts),
+                            attrs: RuleAttrs::default(),
+                            param: true,
+                        });
+                    } else {
+                        self.push(name(i, c, s), alt(alts));
+                    }
                 }
             }
         }
-        Ok(Some(Expr::Seq(vec![lit("{"), Expr::Rule(name(0, 0, 0)), lit("}")])))
+        Ok(Some(Expr::Seq(vec![lit("{"), goto(0, 0, 0, ParamExpr::Value(0)), lit("}")])))
+    }
+}
+
+/// The most alternatives `dependentRequired` expands to where it is not tracked in states.
+const MAX_DEP_ALTS: usize = 256;
+
+/// `e` where `cond` holds (`None`: never; `True`: always).
+fn when(cond: Option<ParamCond>, e: Expr) -> Expr {
+    match cond {
+        Some(ParamCond::True) | None => e,
+        Some(cond) => Expr::If { cond, expr: Box::new(e) },
+    }
+}
+
+/// How an ordered object meets its `dependentRequired`: a bit of the states' parameter per
+/// named key that a later position reads (the bits reused once no later position reads
+/// them). A key may be written only if the keys it needs that come before it were written;
+/// a key may be skipped only if no key written before it needs it. Keys needed by a key
+/// that comes later are thereby required when that key is written (it cannot be written
+/// without them), so no state is a dead end.
+struct Deps {
+    /// Whether the states before the last named key take the parameter.
+    param: bool,
+    /// Per named key: its bit, if a later position reads it.
+    bit: Vec<Option<u32>>,
+    /// Per named key: the condition to write it (`None`: never), and to skip it.
+    write: Vec<Option<ParamCond>>,
+    skip: Vec<Option<ParamCond>>,
+}
+
+impl Deps {
+    fn new(o: &Obj, named: &[(String, SExpr, bool)]) -> Result<Deps, Error> {
+        let nk = named.len();
+        let pos = |k: &String| named.iter().position(|(x, _, _)| x == k);
+        // reach[a][b]: key a needs key b, directly or through other keys; impossible[a]: it
+        // needs a key that cannot be there (no value allowed).
+        let mut reach = vec![vec![false; nk]; nk];
+        let mut impossible = vec![false; nk];
+        for (k, list) in &o.deps {
+            let Some(a) = pos(k) else { continue };
+            for t in list {
+                match pos(t) {
+                    Some(b) if b != a => reach[a][b] = true,
+                    Some(_) => {}
+                    None => impossible[a] = true,
+                }
+            }
+        }
+        // The closure through each key `m` in turn (row `m` is not changed while it is read:
+        // no key reaches itself).
+        for m in 0..nk {
+            let via = reach[m].clone();
+            for (a, row) in reach.iter_mut().enumerate() {
+                if row[m] {
+                    for (b, &r) in via.iter().enumerate() {
+                        if r && b != a {
+                            row[b] = true;
+                        }
+                    }
+                }
+            }
+        }
+        for a in 0..nk {
+            impossible[a] = impossible[a] || (0..nk).any(|b| reach[a][b] && impossible[b]);
+        }
+        // A key may be written once the keys it needs before it are; one of them that
+        // another such key needs is implied by that one. A key may be skipped unless a key
+        // written before it needs it; one that forces a key between them which needs it is
+        // implied by that key (it was written too).
+        let mut write_reads: Vec<Vec<usize>> = vec![Vec::new(); nk];
+        let mut skip_reads: Vec<Vec<usize>> = vec![Vec::new(); nk];
+        for a in 0..nk {
+            for b in 0..a {
+                if reach[a][b] && !(b + 1..a).any(|y| reach[a][y] && reach[y][b]) {
+                    write_reads[a].push(b);
+                }
+                if reach[b][a] && !(b + 1..a).any(|y| reach[b][y] && reach[y][a]) {
+                    skip_reads[a].push(b);
+                }
+            }
+        }
+        let mut last_read: Vec<Option<usize>> = vec![None; nk];
+        for a in 0..nk {
+            for &b in write_reads[a].iter().chain(&skip_reads[a]) {
+                last_read[b] = Some(last_read[b].map_or(a, |x| x.max(a)));
+            }
+        }
+        let mut bit = vec![None; nk];
+        let mut held: Vec<(u32, usize)> = Vec::new(); // (bit, last read)
+        for i in 0..nk {
+            held.retain(|&(_, last)| last >= i);
+            if let Some(last) = last_read[i] {
+                let Some(b) = (0..64u32).find(|b| held.iter().all(|h| h.0 != *b)) else {
+                    return Err(Error::new(
+                        ErrorKind::Limit,
+                        "dependentRequired: more than 64 keys whose presence later keys \
+                         depend on at once",
+                    ));
+                };
+                bit[i] = Some(b);
+                held.push((b, last));
+            }
+        }
+        let cond = |reads: &[usize], f: fn(u32) -> ParamCond| {
+            reads.iter().fold(ParamCond::True, |c, &b| {
+                let t = f(bit[b].unwrap_or(0));
+                match c {
+                    ParamCond::True => t,
+                    c => ParamCond::And(Box::new(c), Box::new(t)),
+                }
+            })
+        };
+        let write = (0..nk)
+            .map(|a| (!impossible[a]).then(|| cond(&write_reads[a], ParamCond::BitSet)))
+            .collect();
+        // A key that a required key needs is never skipped.
+        let needed = |b: usize| (0..nk).any(|r| named[r].2 && reach[r][b]);
+        let skip = (0..nk)
+            .map(|a| (!needed(a)).then(|| cond(&skip_reads[a], ParamCond::BitClear)))
+            .collect();
+        Ok(Deps { param: bit.iter().any(Option::is_some), bit, write, skip })
+    }
+
+    /// The conditions to write and to skip named key `i`.
+    fn at(&self, i: usize) -> (Option<ParamCond>, Option<ParamCond>) {
+        (self.write[i].clone(), self.skip[i].clone())
+    }
+
+    /// The parameter passed on after named key `i` is written or skipped.
+    fn arg(&self, i: usize, written: bool) -> ParamExpr {
+        match (self.bit[i], written) {
+            (Some(b), true) => ParamExpr::SetBit(b),
+            (Some(b), false) => ParamExpr::ClearBit(b),
+            (None, _) => ParamExpr::SelfRef,
+        }
     }
 }
 

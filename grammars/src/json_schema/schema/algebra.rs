@@ -204,6 +204,20 @@ fn complement_obj(a: &Obj) -> Result<Vec<Obj>, Error> {
             ..Obj::any()
         });
     }
+    // A dependency broken: its key present, one of its list absent.
+    for (k, list) in &a.deps {
+        for t in list {
+            out.push(Obj {
+                clauses: vec![Clause {
+                    props: vec![(t.clone(), SExpr::False)],
+                    patterns: vec![],
+                    additional: SExpr::True,
+                }],
+                required: vec![k.clone()],
+                ..Obj::any()
+            });
+        }
+    }
     if a.names != Rx::All {
         // a key outside `propertyNames`
         out.push(Obj {

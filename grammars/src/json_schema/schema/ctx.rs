@@ -198,6 +198,7 @@ impl<'a> Ctx<'a> {
                     max: None,
                     names: Rx::All,
                     some: vec![],
+                    deps: vec![],
                 }]
             }
         }

@@ -466,7 +466,25 @@ impl Ctx<'_> {
                     let o = val.as_object().ok_or_else(|| {
                         Error::new(ErrorKind::Value, format!("{kw}: not an object"))
                     })?;
+                    // The dependencies are intersected with each other first, then once with
+                    // the rest: each is a union of two small objects, where an intersection
+                    // with the rest copied the object's whole `properties` clause into every
+                    // alternative (a chain of 200 dependencies: 3.2 s of compile).
+                    let mut deps: Option<Node> = None;
+                    let mut lists: Vec<(String, Vec<String>)> = Vec::new();
                     for (key, dep) in o {
+                        if let Value::Array(names) = dep {
+                            let mut list: Vec<String> = Vec::new();
+                            for r in names.iter().filter_map(Value::as_str) {
+                                if r != key && !list.iter().any(|x| x == r) {
+                                    list.push(r.to_string());
+                                }
+                            }
+                            if !list.is_empty() {
+                                lists.push((key.clone(), list));
+                            }
+                            continue;
+                        }
                         let absent = Obj {
                             clauses: vec![Clause {
                                 props: vec![(key.clone(), SExpr::False)],
@@ -475,28 +493,31 @@ impl Ctx<'_> {
                             }],
                             ..Obj::any()
                         };
-                        let mut present = Node {
+                        let present = Node {
                             obj: vec![Obj { required: vec![key.clone()], ..Obj::any() }],
                             ..Node::any()
                         };
-                        match dep {
-                            Value::Array(names) => {
-                                for r in names.iter().filter_map(Value::as_str) {
-                                    if !present.obj[0].required.iter().any(|x| x == r) {
-                                        present.obj[0].required.push(r.to_string());
-                                    }
-                                }
-                            }
-                            _ => {
-                                let e = self.at(child_loc(&sub(kw), key));
-                                let d = self.normalize(&e)?;
-                                present = intersect(&present, &d)?;
-                            }
-                        }
+                        // A schema: it applies when the key is present.
+                        let e = self.at(child_loc(&sub(kw), key));
+                        let d = self.normalize(&e)?;
                         // non-objects are unconstrained
-                        let mut u = present;
+                        let mut u = intersect(&present, &d)?;
                         u.obj.push(absent);
-                        applied.push((ki, u));
+                        deps = Some(match deps {
+                            None => u,
+                            Some(d) => intersect(&d, &u)?,
+                        });
+                    }
+                    if !lists.is_empty() {
+                        let n =
+                            Node { obj: vec![Obj { deps: lists, ..Obj::any() }], ..Node::any() };
+                        deps = Some(match deps {
+                            None => n,
+                            Some(d) => intersect(&d, &n)?,
+                        });
+                    }
+                    if let Some(d) = deps {
+                        applied.push((ki, d));
                     }
                 }
                 "$dynamicRef" | "$recursiveRef" => {

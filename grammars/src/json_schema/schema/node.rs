@@ -135,6 +135,17 @@ pub(crate) struct Clause {
     pub additional: SExpr,
 }
 
+impl Clause {
+    /// Whether the clause only forbids keys: every named property `false`, no patterns,
+    /// other keys free.
+    pub fn only_forbids(&self) -> bool {
+        self.patterns.is_empty()
+            && self.additional == SExpr::True
+            && !self.props.is_empty()
+            && self.props.iter().all(|(_, v)| *v == SExpr::False)
+    }
+}
+
 /// Which keys an [`Exists`] constraint looks at.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum KeyLang {
@@ -167,11 +178,24 @@ pub(crate) struct Obj {
     pub names: Rx,
     /// Members that must be present (each constraint by at least one member).
     pub some: Vec<Exists>,
+    /// `dependentRequired`: if the key is present, so is each of its list. Kept as a
+    /// constraint of the object (the emitter tracks the keys written) rather than as the
+    /// union "absent, or present with the list", whose products grew with every
+    /// dependency (nine independent ones: more alternatives than an intersection may make).
+    pub deps: Vec<(String, Vec<String>)>,
 }
 
 impl Obj {
     pub fn any() -> Obj {
-        Obj { clauses: vec![], required: vec![], min: 0, max: None, names: Rx::All, some: vec![] }
+        Obj {
+            clauses: vec![],
+            required: vec![],
+            min: 0,
+            max: None,
+            names: Rx::All,
+            some: vec![],
+            deps: vec![],
+        }
     }
     pub fn and(&self, o: &Obj) -> Obj {
         let mut required = self.required.clone();
@@ -180,14 +204,50 @@ impl Obj {
                 required.push(r.clone());
             }
         }
+        // Clauses that only forbid keys (`dependentRequired`'s "key absent" side) are merged
+        // into one: a chain of 100 dependencies made objects of 100 such clauses, which
+        // every later intersection copied and `surely_empty` scanned per required key.
+        let mut clauses: Vec<Clause> = Vec::with_capacity(self.clauses.len() + o.clauses.len());
+        let mut forbid_at = None;
+        for c in self.clauses.iter().chain(&o.clauses) {
+            match forbid_at {
+                Some(i) if c.only_forbids() => {
+                    let m: &mut Clause = &mut clauses[i];
+                    for (k, _) in &c.props {
+                        if !m.props.iter().any(|(x, _)| x == k) {
+                            m.props.push((k.clone(), SExpr::False));
+                        }
+                    }
+                }
+                _ => {
+                    if c.only_forbids() {
+                        forbid_at = Some(clauses.len());
+                    }
+                    clauses.push(c.clone());
+                }
+            }
+        }
         Obj {
-            clauses: self.clauses.iter().chain(&o.clauses).cloned().collect(),
+            clauses,
             required,
             min: self.min.max(o.min),
             max: min_opt(self.max, o.max),
             names: self.names.and(&o.names),
             some: self.some.iter().chain(&o.some).cloned().collect(),
+            deps: {
+                let mut d = self.deps.clone();
+                for x in &o.deps {
+                    if !d.contains(x) {
+                        d.push(x.clone());
+                    }
+                }
+                d
+            },
         }
+    }
+    /// Whether an object whose keys are those `present` answers yes for meets `deps`.
+    pub fn deps_hold(&self, present: impl Fn(&str) -> bool) -> bool {
+        self.deps.iter().all(|(k, list)| !present(k) || list.iter().all(|t| present(t)))
     }
     /// Whether no object meets this, by what can be seen without normalizing a schema: too
     /// few properties allowed, a required key that a clause forbids, or a `some` member whose
@@ -201,13 +261,32 @@ impl Obj {
             (c.additional == SExpr::False && c.patterns.is_empty())
                 .then(|| c.props.iter().filter(|(_, v)| *v != SExpr::False).map(|(k, _)| k))
         }
-        for r in &self.required {
+        let props: usize = self.clauses.iter().map(|c| c.props.len()).sum();
+        if self.required.len() * props <= 1024 {
+            for r in &self.required {
+                for c in &self.clauses {
+                    if c.props.iter().any(|(k, v)| k == r && *v == SExpr::False) {
+                        return true;
+                    }
+                    if let Some(mut keys) = closed(c) {
+                        if !keys.any(|k| k == r) {
+                            return true;
+                        }
+                    }
+                }
+            }
+        } else {
+            // The same questions through sets: many required keys against large clauses.
+            let required: hashbrown::HashSet<&str> =
+                self.required.iter().map(String::as_str).collect();
             for c in &self.clauses {
-                if c.props.iter().any(|(k, v)| k == r && *v == SExpr::False) {
+                let forbids = c.props.iter().filter(|(_, v)| *v == SExpr::False);
+                if forbids.into_iter().any(|(k, _)| required.contains(k.as_str())) {
                     return true;
                 }
-                if let Some(mut keys) = closed(c) {
-                    if !keys.any(|k| k == r) {
+                if let Some(keys) = closed(c) {
+                    let allowed: hashbrown::HashSet<&str> = keys.map(String::as_str).collect();
+                    if required.iter().any(|r| !allowed.contains(r)) {
                         return true;
                     }
                 }
@@ -230,6 +309,7 @@ impl Obj {
     pub fn is_any(&self) -> bool {
         self.required.is_empty()
             && self.some.is_empty()
+            && self.deps.is_empty()
             && self.min == 0
             && self.max.is_none()
             && self.names == Rx::All
