@@ -136,6 +136,36 @@ pub fn cases() -> Vec<Case> {
         json!({"type": "object", "additionalProperties": {"type": "integer"}}),
         format!("{{{}}}", map.join(",")),
     ));
+    // `dependentRequired`: a chain of 200 keys, each needing the next, all written; and 12
+    // independent pairs, every other pair written (as a union per key these took 3.2 s to
+    // compile, and failed past 8 pairs).
+    let keys: Vec<String> = (0..200).map(|i| format!("p{i}")).collect();
+    let props: serde_json::Map<String, serde_json::Value> =
+        keys.iter().map(|k| (k.clone(), json!({"type": "integer"}))).collect();
+    let deps: serde_json::Map<String, serde_json::Value> =
+        keys.windows(2).map(|w| (w[0].clone(), json!([w[1]]))).collect();
+    let entries: Vec<String> =
+        keys.iter().enumerate().map(|(i, k)| format!("\"{k}\":{i}")).collect();
+    v.push(schema(
+        "dependentRequired chain of 200",
+        json!({"type": "object", "properties": props, "dependentRequired": deps}),
+        format!("{{{}}}", entries.join(",")),
+    ));
+    let props: serde_json::Map<String, serde_json::Value> = (0..12)
+        .flat_map(|i| [format!("a{i}"), format!("b{i}")])
+        .map(|k| (k, json!({"type": "string"})))
+        .collect();
+    let deps: serde_json::Map<String, serde_json::Value> =
+        (0..12).map(|i| (format!("a{i}"), json!([format!("b{i}")]))).collect();
+    let entries: Vec<String> = (0..12)
+        .step_by(2)
+        .flat_map(|i| [format!("\"a{i}\":\"x\""), format!("\"b{i}\":\"y\"")])
+        .collect();
+    v.push(schema(
+        "dependentRequired, 12 pairs",
+        json!({"type": "object", "properties": props, "dependentRequired": deps}),
+        format!("{{{}}}", entries.join(",")),
+    ));
     // A thinking section with a character budget (XGrammar's `max_chars`), as a structural tag.
     let tag = json!({"type": "structural_tag", "format": {"type": "tag", "begin": "<think>",
         "content": {"type": "any_text", "max_chars": 8000}, "end": "</think>"}});
