@@ -881,3 +881,21 @@ fn dependent_required_in_every_order() {
         &[r#"[{"a":1}]"#, r#"[{"b":2},{"b":2}]"#],
     );
 }
+
+/// The parts of an `allOf` give their properties in array order, past ten parts too (the
+/// 11th part's keys used to come before the 3rd's: locations sorted as plain strings).
+#[test]
+fn all_of_parts_keep_array_order() {
+    let parts: Vec<serde_json::Value> = (0..12)
+        .map(|i| json!({"type": "object", "properties": {format!("k{i}"): {"type": "integer"}}}))
+        .collect();
+    let in_order: String = format!(
+        "{{{}}}",
+        (0..12).map(|i| format!("\"k{i}\":{i}")).collect::<Vec<_>>().join(",")
+    );
+    check(
+        json!({"allOf": parts}),
+        &[&in_order, r#"{"k2":1,"k10":1}"#, r#"{"k9":1,"k10":1,"k11":1}"#],
+        &[r#"{"k10":1,"k2":1}"#],
+    );
+}

@@ -42,7 +42,13 @@ impl SExpr {
                 e => out.push(e),
             }
         }
-        out.sort();
+        // Locations in natural order (`/allOf/2` before `/allOf/10`): the order of the
+        // parts is the order their properties are written in (with a plain string order,
+        // an `allOf` of 12 objects wanted the keys of its 11th before those of its 3rd).
+        out.sort_by(|a, b| match (a, b) {
+            (SExpr::At(x), SExpr::At(y)) => natural_cmp(x, y),
+            _ => a.cmp(b),
+        });
         out.dedup();
         match out.len() {
             0 => SExpr::True,
@@ -63,6 +69,39 @@ impl SExpr {
             a => SExpr::Not(Box::new(a.clone())),
         }
     }
+}
+
+/// Strings compared with their runs of digits as numbers (`a2` < `a10`); ties (`a02`,
+/// `a2`) by plain order, so only equal strings compare equal.
+pub(crate) fn natural_cmp(x: &str, y: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (a, b) = (x.as_bytes(), y.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
+            let (si, sj) = (i, j);
+            while i < a.len() && a[i].is_ascii_digit() {
+                i += 1;
+            }
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            // Leading zeros aside, the longer run is the larger number.
+            let da = a[si..i].iter().skip_while(|&&c| c == b'0').count();
+            let db = b[sj..j].iter().skip_while(|&&c| c == b'0').count();
+            let o = da.cmp(&db).then_with(|| a[i - da..i].cmp(&b[j - db..j]));
+            if o != Ordering::Equal {
+                return o;
+            }
+        } else {
+            if a[i] != b[j] {
+                return a[i].cmp(&b[j]);
+            }
+            i += 1;
+            j += 1;
+        }
+    }
+    (a.len() - i).cmp(&(b.len() - j)).then_with(|| x.cmp(y))
 }
 
 /// Which exponent-form numbers (`1e5`) are in a set: all, none, or unknown (emitted as none).
@@ -393,5 +432,24 @@ pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::natural_cmp;
+    use std::cmp::Ordering::{Equal, Greater, Less};
+
+    #[test]
+    fn locations_compare_by_number() {
+        assert_eq!(natural_cmp("/allOf/2", "/allOf/10"), Less);
+        assert_eq!(natural_cmp("/allOf/10/properties", "/allOf/9"), Greater);
+        assert_eq!(natural_cmp("/a/002", "/a/2"), Less, "ties by plain order");
+        assert_eq!(natural_cmp("/a/2", "/a/2"), Equal);
+        assert_eq!(natural_cmp("/a", "/a/0"), Less);
+        assert_eq!(natural_cmp("/b/1", "/a/10"), Greater);
+        let mut v = vec!["/x/10", "/x/9", "/x/1/y", "/x/1", "/x/100", "/x/01"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["/x/01", "/x/1", "/x/1/y", "/x/9", "/x/10", "/x/100"]);
     }
 }
