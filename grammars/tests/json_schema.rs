@@ -889,10 +889,8 @@ fn all_of_parts_keep_array_order() {
     let parts: Vec<serde_json::Value> = (0..12)
         .map(|i| json!({"type": "object", "properties": {format!("k{i}"): {"type": "integer"}}}))
         .collect();
-    let in_order: String = format!(
-        "{{{}}}",
-        (0..12).map(|i| format!("\"k{i}\":{i}")).collect::<Vec<_>>().join(",")
-    );
+    let in_order: String =
+        format!("{{{}}}", (0..12).map(|i| format!("\"k{i}\":{i}")).collect::<Vec<_>>().join(","));
     check(
         json!({"allOf": parts}),
         &[&in_order, r#"{"k2":1,"k10":1}"#, r#"{"k9":1,"k10":1,"k11":1}"#],

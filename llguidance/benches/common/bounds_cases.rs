@@ -166,6 +166,19 @@ pub fn cases() -> Vec<Case> {
         json!({"type": "object", "properties": props, "dependentRequired": deps}),
         format!("{{{}}}", entries.join(",")),
     ));
+    // An array of 1,000 `prefixItems` and one with `minContains: 500` (each item written
+    // used to nest one completion deeper).
+    v.push(schema(
+        "1000 prefixItems",
+        json!({"type": "array", "prefixItems": vec![json!({"type": "integer"}); 1000],
+            "items": false}),
+        ints(1000),
+    ));
+    v.push(schema(
+        "contains, minContains 500",
+        json!({"type": "array", "contains": {"const": 1}, "minContains": 500}),
+        format!("[{}]", [vec!["1"; 500], vec!["2"; 100]].concat().join(",")),
+    ));
     // A thinking section with a character budget (XGrammar's `max_chars`), as a structural tag.
     let tag = json!({"type": "structural_tag", "format": {"type": "tag", "begin": "<think>",
         "content": {"type": "any_text", "max_chars": 8000}, "end": "</think>"}});

@@ -59,21 +59,31 @@ impl Emitter<'_, '_> {
                     more(lo, hi)
                 }
             };
-            let mut next = tail;
-            for n in (0..p).rev() {
-                let name = format!("{base}_{n}");
-                let mut alts = vec![];
-                if n >= a.min {
-                    alts.push(Expr::Empty);
+            // Left-linear: `{base}_n` is the first n + 1 prefix items, each rule the one
+            // before it and one item, and the array ends after any of them (from `minItems`
+            // on) or goes on with the tail after the last. Nested the other way (the rest
+            // after each item), every item written nested one level deeper and each mask
+            // completed them all: 1,000 `prefixItems` cost 33 µs per mask at p50, growing
+            // with the position (32 µs per 1,000 tokens).
+            if p == 0 {
+                tail
+            } else {
+                let mut ends = Vec::new();
+                let mut prev: Option<String> = None;
+                for n in 0..p {
+                    if n >= a.min {
+                        ends.push(prev.clone().map_or(Expr::Empty, Expr::Rule));
+                    }
+                    let name = format!("{base}_{n}");
+                    let mut seq: Vec<Expr> = prev.iter().cloned().map(Expr::Rule).collect();
+                    seq.extend(self.sep(n == 0));
+                    seq.push(self.r(&a.prefix[n as usize].clone()));
+                    self.push(name.clone(), Expr::Seq(seq));
+                    prev = Some(name);
                 }
-                let mut seq = self.sep(n == 0);
-                seq.push(self.r(&a.prefix[n as usize].clone()));
-                seq.push(next);
-                alts.push(Expr::Seq(seq));
-                self.push(name.clone(), alt(alts));
-                next = Expr::Rule(name);
+                ends.push(Expr::Seq(prev.into_iter().map(Expr::Rule).chain([tail]).collect()));
+                alt(ends)
             }
-            next
         };
         Ok(Some(Expr::Seq(vec![lit("["), body, lit("]")])))
     }
@@ -108,11 +118,34 @@ impl Emitter<'_, '_> {
                 .flat_map(|t| (0..=cap).map(move |k| [t.clone(), vec![k]].concat()))
                 .collect();
         }
+        // Left-linear, as the prefix above: `name(n, ks)` is the items so far that lead to
+        // state (n, ks), each alternative a state before it and one more item; the array
+        // is any final state's items. (The rest after each item nested one level deeper
+        // per item written: `minContains: 500` masks grew by 846 µs per 1,000 tokens.)
+        // A minimum-only count is exact either way: counted means the item matches, and
+        // not counted means it does not where that complement normalizes (one state per
+        // position) or asks nothing (ambiguous: after i matching items every count up to i
+        // is live, and each mask worked through them all); once the count reaches its
+        // minimum, items are not split at all.
+        let mut exact_miss = Vec::with_capacity(cs.len());
+        for (c, _, hi, _) in &cs {
+            exact_miss.push(hi.is_some() || self.ctx.normalize(&SExpr::not(c)).is_ok());
+        }
+        let start = (0, vec![0; cs.len()]);
+        let mut into: HashMap<(u32, Vec<u32>), Vec<Expr>> = HashMap::new();
+        let mut ends = Vec::new();
         for n in 0..=ncap {
             for ks in &tuples {
-                let mut alts = vec![];
+                let here = (n, ks.clone());
+                let before = |at: &(u32, Vec<u32>)| {
+                    if *at == start {
+                        vec![]
+                    } else {
+                        vec![Expr::Rule(name(at.0, &at.1))]
+                    }
+                };
                 if n >= a.min && cs.iter().zip(ks).all(|((_, lo, _, _), k)| k >= lo) {
-                    alts.push(Expr::Empty);
+                    ends.push(if here == start { Expr::Empty } else { Expr::Rule(name(n, ks)) });
                 }
                 if a.max.is_none_or(|m| n < m) {
                     let n2 = if a.max.is_none() { (n + 1).min(ncap) } else { n + 1 };
@@ -131,34 +164,51 @@ impl Emitter<'_, '_> {
                                 }
                                 continue;
                             }
+                            if hi.is_none() && ks[i] >= kcaps[i] {
+                                // the minimum is met: the item is not split
+                                if mask & (1 << i) != 0 {
+                                    ok = false;
+                                    break;
+                                }
+                                continue;
+                            }
                             if mask & (1 << i) != 0 {
                                 if hi.is_some() && ks[i] >= kcaps[i] {
                                     ok = false;
                                     break;
                                 }
-                                ks2[i] = if hi.is_none() {
-                                    (ks[i] + 1).min(kcaps[i])
-                                } else {
-                                    ks[i] + 1
-                                };
+                                ks2[i] = ks[i] + 1;
                                 parts.push(c.clone());
-                            } else if hi.is_some() {
+                            } else if exact_miss[i] {
                                 parts.push(SExpr::not(c));
                             }
                         }
                         if !ok {
                             continue;
                         }
-                        let mut seq = self.sep(n == 0);
+                        let mut seq = before(&here);
+                        seq.extend(self.sep(n == 0));
                         seq.push(self.r(&SExpr::all(parts)));
-                        seq.push(Expr::Rule(name(n2, &ks2)));
-                        alts.push(Expr::Seq(seq));
+                        into.entry((n2, ks2)).or_default().push(Expr::Seq(seq));
                     }
                 }
-                self.push(name(n, ks), alt(alts));
             }
         }
-        Ok(Expr::Rule(name(0, &vec![0; cs.len()])))
+        // Every state's rule (a state no item leads to matches nothing).
+        for n in 0..=ncap {
+            for ks in &tuples {
+                let key = (n, ks.clone());
+                if key == start {
+                    continue;
+                }
+                let alts = into.remove(&key).unwrap_or_default();
+                self.push(name(n, ks), Expr::Alt(alts));
+            }
+        }
+        if ends.is_empty() {
+            return Ok(Expr::Alt(vec![]));
+        }
+        Ok(alt(ends))
     }
 
     /// The values of `n` when they are known and few: its listed values (`enum`, `const`),
