@@ -179,6 +179,12 @@ pub fn cases() -> Vec<Case> {
         json!({"type": "array", "contains": {"const": 1}, "minContains": 500}),
         format!("[{}]", [vec!["1"; 500], vec!["2"; 100]].concat().join(",")),
     ));
+    // Up to 500 words: a bounded repeat of a word and a space (a pattern, no length bound).
+    v.push(schema(
+        "pattern of up to 500 words",
+        json!({"type": "string", "pattern": "^(\\w+ ){0,500}\\w+$"}),
+        json_str(&vec!["word"; 480].join(" ")),
+    ));
     // A thinking section with a character budget (XGrammar's `max_chars`), as a structural tag.
     let tag = json!({"type": "structural_tag", "format": {"type": "tag", "begin": "<think>",
         "content": {"type": "any_text", "max_chars": 8000}, "end": "</think>"}});
