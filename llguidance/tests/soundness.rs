@@ -246,7 +246,7 @@ fn proofs_equal_the_plain_walk_on_maskbench() {
 /// than the longest token, the mask is computed at the state with the repeat relaxed. The
 /// masks along long walks through such repeats (JSON `maxLength` / `minLength` under the
 /// chunking threshold, a `pattern` of one repeated class fused with its `maxLength`, Lark repeats followed by a lexeme that takes the same characters, a
-/// multi-character body, repeats under a union, intersections (relaxed only where the twin
+/// multi-character body, word counts (a repeat after bytes), repeats under a union, intersections (relaxed only where the twin
 /// completes within the room left), a structural tag's `any_text` with `max_chars`, run
 /// twins near a bound with and without a minimum)
 /// equal the plain computation's at every step, up to and across the bound: walks pick
@@ -288,6 +288,13 @@ fn counter_twins_equal_the_plain_walk() {
             r#"{{"type": "string", "minLength": {n}, "maxLength": {n}}}"#
         )),
         GrammarSource::Lark(format!("start: A\nA: /([a-z]|\\\\[nt]){{{},{n}}}[0-9]/\n", n - 6)),
+        // Word counts: inside a word the repeat follows bytes (`[a-z]* (ε | " " B{..} R)`,
+        // a byte concatenation in derivre), as a Lark regex and a JSON `pattern`.
+        GrammarSource::Lark(format!("start: A\nA: /([a-z]+ ){{0,{}}}[a-z]+/\n", horizon + 30)),
+        GrammarSource::JsonSchema(format!(
+            r#"{{"type": "string", "pattern": "^(\\w+ ){{0,{}}}\\w+$"}}"#,
+            horizon + 30
+        )),
         GrammarSource::StructuralTag(format!(
             r#"{{"type": "structural_tag", "format": {{"type": "tag", "begin": "<think>", "content": {{"type": "any_text", "max_chars": {n}}}, "end": "</think>"}}}}"#
         )),
