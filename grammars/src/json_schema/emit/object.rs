@@ -6,7 +6,7 @@ use lexer::RegexSpec;
 
 use super::{alt, lit, sep, Emitter, ANY_ORDER_MAX, MAX_PATTERNS, MAX_SOME};
 use crate::ir::{Expr, Rule, RuleAttrs};
-use crate::json_schema::schema::{Clause, Exists, KeyLang, LengthBounds, Node, Obj, SExpr};
+use crate::json_schema::schema::{Exists, KeyLang, LengthBounds, Node, Obj, SExpr};
 use crate::param::{ParamCond, ParamExpr};
 use crate::{Error, ErrorKind};
 
@@ -166,14 +166,7 @@ impl Emitter<'_, '_> {
         if !o.deps.is_empty() && expand {
             let mut alts = vec![Obj { deps: vec![], ..o.clone() }];
             for (k, list) in &o.deps {
-                let absent = Obj {
-                    clauses: vec![Clause {
-                        props: vec![(k.clone(), SExpr::False)],
-                        patterns: vec![],
-                        additional: SExpr::True,
-                    }],
-                    ..Obj::any()
-                };
+                let absent = Obj::without(k);
                 let mut required = vec![k.clone()];
                 required.extend(list.iter().cloned());
                 let present = Obj { required, ..Obj::any() };

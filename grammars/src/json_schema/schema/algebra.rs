@@ -195,27 +195,12 @@ fn complement_obj(a: &Obj) -> Result<Vec<Obj>, Error> {
         out.push(Obj { min: m + 1, ..Obj::any() });
     }
     for r in &a.required {
-        out.push(Obj {
-            clauses: vec![Clause {
-                props: vec![(r.clone(), SExpr::False)],
-                patterns: vec![],
-                additional: SExpr::True,
-            }],
-            ..Obj::any()
-        });
+        out.push(Obj::without(r));
     }
     // A dependency broken: its key present, one of its list absent.
     for (k, list) in &a.deps {
         for t in list {
-            out.push(Obj {
-                clauses: vec![Clause {
-                    props: vec![(t.clone(), SExpr::False)],
-                    patterns: vec![],
-                    additional: SExpr::True,
-                }],
-                required: vec![k.clone()],
-                ..Obj::any()
-            });
+            out.push(Obj { required: vec![k.clone()], ..Obj::without(t) });
         }
     }
     if a.names != Rx::All {

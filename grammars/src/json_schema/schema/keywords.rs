@@ -485,14 +485,7 @@ impl Ctx<'_> {
                             }
                             continue;
                         }
-                        let absent = Obj {
-                            clauses: vec![Clause {
-                                props: vec![(key.clone(), SExpr::False)],
-                                patterns: vec![],
-                                additional: SExpr::True,
-                            }],
-                            ..Obj::any()
-                        };
+                        let absent = Obj::without(key);
                         let present = Node {
                             obj: vec![Obj { required: vec![key.clone()], ..Obj::any() }],
                             ..Node::any()

@@ -19,5 +19,5 @@ mod rx;
 mod unevaluated;
 
 pub(crate) use ctx::Ctx;
-pub(crate) use node::{json_eq, Arr, Clause, Exists, Exp, KeyLang, Node, Obj, SExpr};
+pub(crate) use node::{json_eq, Arr, Exists, Exp, KeyLang, Node, Obj, SExpr};
 pub(crate) use rx::{LengthBounds, Rx, STRING_ANY};

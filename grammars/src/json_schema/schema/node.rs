@@ -284,6 +284,17 @@ impl Obj {
             },
         }
     }
+    /// The objects without `key`.
+    pub fn without(key: &str) -> Obj {
+        Obj {
+            clauses: vec![Clause {
+                props: vec![(key.to_string(), SExpr::False)],
+                patterns: vec![],
+                additional: SExpr::True,
+            }],
+            ..Obj::any()
+        }
+    }
     /// Whether an object whose keys are those `present` answers yes for meets `deps`.
     pub fn deps_hold(&self, present: impl Fn(&str) -> bool) -> bool {
         self.deps.iter().all(|(k, list)| !present(k) || list.iter().all(|t| present(t)))
