@@ -711,9 +711,14 @@ fn look_aheads_at_the_start_of_a_pattern() {
         &[r#""bcd""#, r#""""#],
     );
     // not at the start, or beside another alternative: still an error
-    for p in ["a(?!b)", "^(?!a)b|c"] {
+    for p in ["a(?!b)", "^(?!a)b|c", "a(?<=b)"] {
         let e = Checker::new(&s(p)).err().expect("an error");
         assert!(e.to_string().contains("look-around"), "{p}: {e}");
+    }
+    // A modifier group (ECMAScript 2025) is named as such, not as a look-around.
+    for p in ["^(?i:[a-z]+)$", "^(?-i:a)$"] {
+        let e = Checker::new(&s(p)).err().expect("an error");
+        assert!(e.to_string().contains("modifier group"), "{p}: {e}");
     }
 }
 

@@ -420,7 +420,23 @@ fn translate_body(pattern: &str, chars: &[char]) -> Result<String, Error> {
                             out.push('(');
                             i = end + 1;
                         }
-                        _ => return Err(unsupported(pattern, "a look-around assertion")),
+                        Some('=' | '!') => {
+                            return Err(unsupported(pattern, "a look-around assertion"))
+                        }
+                        Some('<') if matches!(chars.get(i + 3), Some('=' | '!')) => {
+                            return Err(unsupported(pattern, "a look-around assertion"))
+                        }
+                        _ if chars[i + 2..]
+                            .iter()
+                            .position(|&c| !"ims-".contains(c))
+                            .is_some_and(|k| k > 0 && chars[i + 2 + k] == ':') =>
+                        {
+                            return Err(unsupported(
+                                pattern,
+                                "a modifier group like `(?i:...)` (ECMAScript 2025)",
+                            ))
+                        }
+                        _ => return Err(unsupported(pattern, "a group syntax ECMAScript lacks")),
                     }
                 } else {
                     out.push('(');
