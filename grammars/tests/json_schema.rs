@@ -614,6 +614,27 @@ fn long_class_strings_are_chunked_exactly() {
     }
 }
 
+/// A bound beside a pattern of more than one class stays one lexeme, a lexer state per
+/// position: a 55,000-character value fits the lexer's states (it failed at ~50,000 with a
+/// limit of 50,000), and a character outside the pattern near its end is still rejected.
+#[test]
+fn a_bound_beside_a_pattern_takes_a_state_per_position() {
+    let schema = json!({"type": "string", "maxLength": 100_000, "pattern": "^[a-z]+( [a-z]+)*$"});
+    let c = Checker::new(&schema).unwrap();
+    let words = ["alpha", "be", "gamma", "d"];
+    let mut s = String::new();
+    let mut i = 0;
+    while s.len() < 55_000 {
+        s.push_str(words[i % words.len()]);
+        s.push(' ');
+        i += 1;
+    }
+    let s = s.trim_end().to_string();
+    assert!(c.accepts(&format!("\"{s}\"")), "{} characters", s.len());
+    let bad = format!("\"{}  {}\"", &s[..54_000], &s[54_000..]);
+    assert!(!c.accepts(&bad), "two spaces at 54,000");
+}
+
 /// More than six `patternProperties` compile when they share schemas: patterns that every
 /// clause gives the same schema are one pattern (their alternation), so the regions are per
 /// distinct schema. Exact: each key still gets the schemas of the patterns it matches.

@@ -17,7 +17,10 @@ pub struct LexerLimits {
     /// of the derivative engine's expression store. Default 50_000_000.
     pub total_fuel: u64,
     /// Maximum number of lexer states (each costs one table row of 4 bytes per byte class).
-    /// Default 50_000.
+    /// Default 250_000, LLGuidance's: a string of one lexeme whose length is bounded beside a
+    /// `pattern` or `format` takes a state per position, and 50,000 rejected valid
+    /// 100,000-character values at ~50,000 characters. A lexer that makes a state per byte
+    /// read (`[ab]*a[ab]{24}`) fails at 250,000 after ~2 s of decoding, against ~0.9 s.
     pub max_states: usize,
     /// Maximum nesting depth of a lexeme's [`RegexSpec`](crate::RegexSpec), and of the
     /// regex-syntax parser for embedded regexes. Default 200.
@@ -39,7 +42,7 @@ impl Default for LexerLimits {
         LexerLimits {
             step_fuel: 5_000_000,
             total_fuel: 50_000_000,
-            max_states: 50_000,
+            max_states: 250_000,
             max_depth: 200,
             max_automaton_bytes: 10 << 20,
             containment_fuel: 50_000,

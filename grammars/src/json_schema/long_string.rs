@@ -6,8 +6,8 @@
 //!
 //! One lexeme `"(char){m,n}"` gives the lexer a state per position (a derivative of the
 //! bounded repeat at each count; with partial UTF-8 characters and escapes, about six per
-//! character): a 20,000-character value needed more than the lexer's 50,000 states and was
-//! rejected, and each new position's first mask was cold. Here the string is `"` (a lexeme
+//! character): a 20,000-character value needed more than the lexer's 50,000 states (the
+//! limit then) and was rejected, and each new position's first mask was cold. Here the string is `"` (a lexeme
 //! of the enclosing grammar), then a sub-grammar: chunks of exactly [`CHUNK`] characters, then a tail of fewer than [`CHUNK`] characters
 //! with the closing quote, the number of chunks counted by the parser (`Expr::Repeat`,
 //! compiled by powers of two): the lexer keeps [`CHUNK`] positions of states whatever the
@@ -32,7 +32,7 @@ use crate::ir::{Expr, Grammar, GrammarOptions, Rule, RuleAttrs};
 /// states (a 99,000-character value of escapes, emoji and CJK is accepted).
 pub(crate) const CHUNK: u32 = 2048;
 /// A bound past this many characters makes a string long (one lexeme holds ~8,000
-/// characters within the lexer's 50,000 states).
+/// characters within 50,000 lexer states, a fifth of `LexerLimits::max_states`).
 pub(crate) const LONG: u32 = 4096;
 
 /// Whether a string of these lengths is chunked.

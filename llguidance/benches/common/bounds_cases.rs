@@ -66,6 +66,19 @@ pub fn cases() -> Vec<Case> {
             json!({"type": "string", "maxLength": 200, "format": "email"}),
             json_str(&format!("{}@{}.{}.com", "a".repeat(60), "b".repeat(50), "c".repeat(50))),
         ),
+        // A bound beside a pattern of more than one class, and beside a format: one lexeme
+        // whose lexer makes a state per position (90,000 positions; 50,000 states were the
+        // limit until 2026-11-29).
+        schema(
+            "maxLength 100000 + word pattern (90k)",
+            json!({"type": "string", "maxLength": 100_000, "pattern": "^[a-z]+( [a-z]+)*$"}),
+            json_str(words(90_000).trim_end()),
+        ),
+        schema(
+            "maxLength 100000 + format uri (90k)",
+            json!({"type": "string", "maxLength": 100_000, "format": "uri"}),
+            json_str(&format!("https://example.com/{}", words(90_000).replace(' ', "/"))),
+        ),
         schema(
             "minLength 5000 (6k chars)",
             json!({"type": "string", "minLength": 5000}),
