@@ -2,11 +2,13 @@
 //! whether it parses ([`regex_check`]) and matches the empty string ([`regex_nullable`]),
 //! both asked by the grammar compilers, the byte-class boundaries it needs
 //! ([`crate::ByteClasses`]), the fewest and most characters of its strings
-//! ([`crate::RegexSpec::char_len_bounds`], for the JSON Schema compiler's length bounds), and, with
-//! derivre, its expression. Each was a `regex_syntax` parse of its own (four process memos),
-//! every time a grammar was built: a `date-time` format (its leap-second relations are ~100
-//! small regexes) cost 11 of a `{"t": date-time}` schema's 15 M compile instructions. Here
-//! one parse gives all three, kept per process, so a regex that comes back (formats, common
+//! ([`crate::RegexSpec::char_len_bounds`], for the JSON Schema compiler's length bounds),
+//! whether it is one repeated character class ([`regex_class_repetition`], asked by the
+//! same compiler beside a length bound), and, with derivre, its expression. Each was a
+//! `regex_syntax` parse of its own (five process memos or none), every time a grammar was
+//! built: a `date-time` format (its leap-second relations are ~100 small regexes) cost 11 of
+//! a `{"t": date-time}` schema's 15 M compile instructions. Here one parse gives them all,
+//! kept per process, so a regex that comes back (formats, common
 //! patterns) costs a lookup, and derivre maps the kept structure into the new grammar.
 //!
 //! The structural AST covers literals, byte classes, classes (a non-ASCII one as the UTF-8
@@ -50,6 +52,8 @@ pub(crate) struct Parsed {
     /// The one string the regex matches, when it is a literal (`aa`, `(?:a)a`).
     #[cfg(feature = "derivre")]
     pub(crate) literal: Option<Vec<u8>>,
+    /// The regex as a repeat of one Unicode character class (`[a-z ]*`, `\d{2,5}`).
+    pub(crate) class_repetition: Option<regex_syntax::hir::Repetition>,
 }
 
 type Memo = (HashMap<String, Arc<Parsed>>, usize);
@@ -94,6 +98,7 @@ fn parse(rx: &str) -> (Parsed, usize) {
                 ast: None,
                 #[cfg(feature = "derivre")]
                 literal: None,
+                class_repetition: None,
             };
             return (p, 0);
         }
@@ -119,6 +124,12 @@ fn parse(rx: &str) -> (Parsed, usize) {
             HirKind::Empty => Some(Vec::new()),
             _ => None,
         },
+        class_repetition: match hir.kind() {
+            HirKind::Repetition(r) if matches!(r.sub.kind(), HirKind::Class(Class::Unicode(_))) => {
+                Some(r.clone())
+            }
+            _ => None,
+        },
     };
     (p, bytes)
 }
@@ -136,6 +147,15 @@ pub fn regex_check(rx: &str) -> Result<(), String> {
 /// process with the regex's other readings.
 pub fn regex_nullable(rx: &str) -> bool {
     parsed(rx).nullable
+}
+
+/// The regex `rx` as a repeat of one Unicode character class (`[a-z ]*`, `\d{2,5}`), as
+/// `regex_syntax`'s default parser reads it; `None` for any other regex. Kept per process
+/// with the regex's other readings: the JSON Schema compiler asks it of every pattern and
+/// format beside a length bound, and a format's parse (`date-time`, `uri`) cost ~0.5 M
+/// instructions each time (9 % of MaskBench's compile instructions, every 40th file).
+pub fn regex_class_repetition(rx: &str) -> Option<regex_syntax::hir::Repetition> {
+    parsed(rx).class_repetition.clone()
 }
 
 /// Character-length bounds: (fewest, most) characters, `None` for most: no bound.
@@ -404,5 +424,21 @@ mod tests {
         // Repeated: from the memo, the same answer.
         assert!(structural("[0-9]+").is_some());
         assert!(structural("[0-9]+").is_some());
+    }
+}
+
+#[cfg(test)]
+mod class_tests {
+    use super::*;
+
+    #[test]
+    fn class_repetitions_are_read_off_the_parse() {
+        let rep = |rx: &str| regex_class_repetition(rx).map(|r| (r.min, r.max, r.sub.to_string()));
+        assert_eq!(rep("[a-z ]*"), Some((0, None, "[ a-z]".to_string())));
+        assert_eq!(rep(r"(?:\d){2,5}").map(|r| (r.0, r.1)), Some((2, Some(5))));
+        assert_eq!(rep("é+").map(|r| (r.0, r.1)), None, "a literal, not a class");
+        for rx in ["ab*", "[a-z]+x", "(?:[a-z]|b)*c", "(", "[a-z]"] {
+            assert_eq!(rep(rx), None, "{rx}");
+        }
     }
 }

@@ -272,12 +272,10 @@ fn drop_implied_lengths(v: &mut Vec<Term>) {
     });
 }
 
-/// The regex `text` as a repeat of one Unicode character class (`[a-z ]*`, `\d{2,5}`).
+/// The regex `text` as a repeat of one Unicode character class (`[a-z ]*`, `\d{2,5}`),
+/// from the lexer's process-wide parse memo.
 fn class_repetition(text: &str) -> Option<regex_syntax::hir::Repetition> {
-    use regex_syntax::hir::{Class, HirKind};
-    let hir = regex_syntax::ParserBuilder::new().build().parse(text).ok()?;
-    let HirKind::Repetition(r) = hir.into_kind() else { return None };
-    matches!(r.sub.kind(), HirKind::Class(Class::Unicode(_))).then_some(r)
+    lexer::regex_class_repetition(text)
 }
 
 /// A length bound beside a repeated character class (`pattern: "^[a-z ]*$"` with
