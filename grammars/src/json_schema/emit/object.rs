@@ -560,6 +560,17 @@ struct Deps {
 impl Deps {
     fn new(o: &Obj, named: &[(String, SExpr, bool)]) -> Result<Deps, Error> {
         let nk = named.len();
+        if o.deps.is_empty() {
+            // Every key may be written and skipped (what the closure below gives without
+            // dependencies; it cost 1.6 % of MaskBench's compile instructions, callgrind).
+            let always = vec![Some(ParamCond::True); nk];
+            return Ok(Deps {
+                param: false,
+                bit: vec![None; nk],
+                write: always.clone(),
+                skip: always,
+            });
+        }
         let pos = |k: &String| named.iter().position(|(x, _, _)| x == k);
         // reach[a][b]: key a needs key b, directly or through other keys; impossible[a]: it
         // needs a key that cannot be there (no value allowed).
