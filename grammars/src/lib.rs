@@ -45,7 +45,13 @@ pub const MAX_JSON_DEPTH: usize = 1_000;
 /// Whether JSON text nests deeper than `limit` ([`json_depth`]), answered without the scan
 /// when the text has at most `limit` opening brackets at all (most input: a byte count).
 pub fn json_deeper_than(s: &str, limit: usize) -> bool {
-    let opening = s.bytes().filter(|&b| b == b'[' || b == b'{').count();
+    // `[` and `{` differ only in bit 0x20; counted in blocks the compiler vectorizes (the
+    // byte-by-byte count took 2 % of MaskBench's compile instructions).
+    let opening: usize = s
+        .as_bytes()
+        .chunks(256)
+        .map(|c| c.iter().map(|&b| u32::from(b | 0x20 == b'{')).sum::<u32>() as usize)
+        .sum();
     opening > limit && json_depth(s) > limit
 }
 
@@ -121,5 +127,10 @@ mod depth_tests {
         let quoted = format!("{{\"a\": \"{}\"}}", "[".repeat(300));
         assert_eq!(json_depth(&quoted), 1);
         assert!(!json_deeper_than(&quoted, 128));
+        // The count sees `[` and `{` only (they differ in bit 0x20), in blocks and the rest.
+        let other: String = (1u8..128).filter(|b| !b"[{".contains(b)).map(char::from).collect();
+        assert!(!json_deeper_than(&other.repeat(300), 0));
+        let mixed = "{\"a\":[".repeat(70) + &"]}".repeat(70);
+        assert!(json_deeper_than(&mixed, 139) && !json_deeper_than(&mixed, 140));
     }
 }
