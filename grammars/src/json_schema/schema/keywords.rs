@@ -137,48 +137,7 @@ impl Ctx<'_> {
             let kw = k.as_str();
             match kw {
                 "type" => {
-                    let types: Vec<&str> = match val {
-                        Value::String(s) => vec![s.as_str()],
-                        Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
-                        _ => {
-                            return Err(Error::new(
-                                ErrorKind::Value,
-                                "type must be a string or an array",
-                            ))
-                        }
-                    };
-                    let mut t = Node::nothing();
-                    t.values = None;
-                    for ty in types {
-                        match ty {
-                            "null" => t.null = true,
-                            "boolean" => {
-                                t.t = true;
-                                t.f = true
-                            }
-                            "number" => {
-                                t.num = Num { rx: Rx::All, exp: Exp::All, int_plain: false }
-                            }
-                            "integer" => {
-                                if t.num.exp != Exp::All {
-                                    t.num = Num {
-                                        rx: Rx::regex(RegexSpec::Regex(numbers::INTEGER.into())),
-                                        exp: Exp::Unknown,
-                                        int_plain: true,
-                                    }
-                                }
-                            }
-                            "string" => t.str_ = Rx::All,
-                            "array" => t.arr = vec![Arr::any()],
-                            "object" => t.obj = vec![Obj::any()],
-                            other => {
-                                return Err(Error::new(
-                                    ErrorKind::Value,
-                                    format!("unknown type {other:?}"),
-                                ))
-                            }
-                        }
-                    }
+                    let t = type_node(val)?;
                     n = intersect(&n, &t)?;
                 }
                 "const" => {
@@ -421,7 +380,10 @@ impl Ctx<'_> {
                     let node = match kw {
                         "allOf" => (*self.normalize(&SExpr::all(es))?).clone(),
                         "anyOf" => (*self.normalize(&SExpr::Any(es))?).clone(),
-                        _ => self.one_of(&es)?,
+                        _ => {
+                            let domain = m.get("type").map(type_node).transpose()?;
+                            self.one_of(&es, domain.as_ref())?
+                        }
                     };
                     if node_is_nothing(&node) && !a.is_empty() && self.unsat.len() < 8 {
                         let at = if loc.is_empty() { "/" } else { loc };
@@ -700,4 +662,39 @@ fn check_regex(rx: &str) -> Result<(), Error> {
             format!("pattern translated to {rx:?} does not parse: {e}"),
         )
     })
+}
+
+/// The values of the `type` keyword `val` (a name or an array of names).
+fn type_node(val: &Value) -> Result<Node, Error> {
+    let types: Vec<&str> = match val {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+        _ => return Err(Error::new(ErrorKind::Value, "type must be a string or an array")),
+    };
+    let mut t = Node::nothing();
+    t.values = None;
+    for ty in types {
+        match ty {
+            "null" => t.null = true,
+            "boolean" => {
+                t.t = true;
+                t.f = true
+            }
+            "number" => t.num = Num { rx: Rx::All, exp: Exp::All, int_plain: false },
+            "integer" => {
+                if t.num.exp != Exp::All {
+                    t.num = Num {
+                        rx: Rx::regex(RegexSpec::Regex(numbers::INTEGER.into())),
+                        exp: Exp::Unknown,
+                        int_plain: true,
+                    }
+                }
+            }
+            "string" => t.str_ = Rx::All,
+            "array" => t.arr = vec![Arr::any()],
+            "object" => t.obj = vec![Obj::any()],
+            other => return Err(Error::new(ErrorKind::Value, format!("unknown type {other:?}"))),
+        }
+    }
+    Ok(t)
 }

@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use super::algebra::unsupported;
+use super::algebra::{intersect, unsupported};
 use super::ctx::Ctx;
 use super::node::{json_eq, min_opt, Exp, Node, Obj, SExpr};
 use crate::Error;
@@ -12,9 +12,19 @@ use crate::Error;
 impl Ctx<'_> {
     /// `oneOf`: exact when the branches are provably disjoint or their complements are
     /// expressible; otherwise an error, or `anyOf` with `coerce_one_of`.
-    pub(super) fn one_of(&mut self, es: &[SExpr]) -> Result<Node, Error> {
-        let nodes: Vec<Rc<Node>> =
+    ///
+    /// `domain`: the values a sibling `type` allows, which the caller intersects with the
+    /// result. Within it, exactly one branch holds iff exactly one branch within it holds, so
+    /// branches need only be disjoint there (object branches without `type`, each of which
+    /// allows every scalar, under an object `type`).
+    pub(super) fn one_of(&mut self, es: &[SExpr], domain: Option<&Node>) -> Result<Node, Error> {
+        let mut nodes: Vec<Rc<Node>> =
             es.iter().map(|e| self.normalize(e)).collect::<Result<_, _>>()?;
+        if let Some(d) = domain {
+            for n in nodes.iter_mut() {
+                *n = Rc::new(intersect(n, d)?);
+            }
+        }
         let n = es.len();
         let mut alts = Vec::new();
         let mut need_complement = false;
@@ -64,7 +74,13 @@ impl Ctx<'_> {
             return Ok(false);
         }
         if !a.str_.is_nothing() && !b.str_.is_nothing() {
-            return Ok(false);
+            // Two finite sets of strings (an `enum` or `const` on each side) that share none
+            // are disjoint: a discriminating property (`"kind": {"enum": ["a"]}`) makes
+            // object branches disjoint without their complements.
+            match (a.str_.literals(), b.str_.literals()) {
+                (Some(x), Some(y)) if !x.iter().any(|s| y.contains(s)) => {}
+                _ => return Ok(false),
+            }
         }
         for x in &a.arr {
             for y in &b.arr {
@@ -99,12 +115,12 @@ impl Ctx<'_> {
                 if vq == SExpr::False {
                     return Ok(true);
                 }
-                if q.required.contains(k) {
-                    let vp = self.value_for(p, k)?;
-                    let (np, nq) = (self.normalize(&vp)?, self.normalize(&vq)?);
-                    if self.disjoint(&np, &nq, depth - 1)? {
-                        return Ok(true);
-                    }
+                // A value both accept has `k` (`p` requires it) with a value both allow,
+                // whether or not `q` requires it.
+                let vp = self.value_for(p, k)?;
+                let (np, nq) = (self.normalize(&vp)?, self.normalize(&vq)?);
+                if self.disjoint(&np, &nq, depth - 1)? {
+                    return Ok(true);
                 }
             }
         }
