@@ -61,6 +61,12 @@ pub fn cases() -> Vec<Case> {
             json_str(&words(1000)),
         ),
         // A bound beside a format: an intersection with a larger automaton.
+        // Its unbounded sibling (the 3× goal's reference).
+        schema(
+            "format email, unbounded",
+            json!({"type": "string", "format": "email"}),
+            json_str(&format!("{}@{}.{}.com", "a".repeat(60), "b".repeat(50), "c".repeat(50))),
+        ),
         schema(
             "maxLength 200 + format email",
             json!({"type": "string", "maxLength": 200, "format": "email"}),
