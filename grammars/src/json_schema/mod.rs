@@ -41,7 +41,9 @@
 //! more under a small `maxItems`; the sets of values used are the states, 4,096 at most),
 //! `minLength`, `maxLength`, `pattern`, `format`, `minimum`, `maximum`, `exclusiveMinimum`,
 //! `exclusiveMaximum` (number and draft-4 boolean forms), `multipleOf`, `anyOf`, `allOf`,
-//! `oneOf` (exact: disjoint branches, or branches whose complements are expressible),
+//! `oneOf` (exact: disjoint branches, or branches whose complements are expressible;
+//! disjoint within a sibling `type`, by type, count bounds, or a key one branch requires
+//! whose values there and in the other share nothing, such as two `const` strings),
 //! `not` (of scalar constraints, `type`, `const`, `enum`, `required`, counts, `properties`,
 //! `patternProperties`, `additionalProperties`, `propertyNames`, `items` (after `prefixItems`
 //! too: a `contains` counted from the prefix's end), `contains`: the
