@@ -129,10 +129,20 @@ impl Ctx<'_> {
         let mut clause = Clause { props: vec![], patterns: vec![], additional: SExpr::True };
         let mut obj = Obj::any();
         let mut has_obj = false;
-        let has_applicators =
-            ["allOf", "anyOf", "oneOf", "not", "if", "$ref", "dependentSchemas", "dependencies"]
-                .iter()
-                .any(|k| m.contains_key(*k));
+        // The keys read once (a schema object has a few): a hashed lookup per name cost more.
+        let has_applicators = m.keys().any(|k| {
+            matches!(
+                k.as_str(),
+                "allOf"
+                    | "anyOf"
+                    | "oneOf"
+                    | "not"
+                    | "if"
+                    | "$ref"
+                    | "dependentSchemas"
+                    | "dependencies"
+            )
+        });
         for (ki, (k, val)) in m.iter().enumerate() {
             let kw = k.as_str();
             match kw {
@@ -591,6 +601,27 @@ enum Part {
 /// one kind of instance (numbers for numeric bounds: strings stay valid); when nothing is
 /// left of the whole schema, the messages say why.
 fn contradictions(m: &serde_json::Map<String, Value>, loc: &str) -> Vec<(Part, String)> {
+    // Most schema objects have none of these keys: read off their keys at once, not by a
+    // dozen hashed lookups (4 % of a large schema's compile instructions, callgrind).
+    let bounds = m.keys().any(|k| {
+        matches!(
+            k.as_str(),
+            "minimum"
+                | "exclusiveMinimum"
+                | "maximum"
+                | "exclusiveMaximum"
+                | "minLength"
+                | "maxLength"
+                | "minItems"
+                | "maxItems"
+                | "minProperties"
+                | "maxProperties"
+                | "enum"
+        )
+    });
+    if !bounds {
+        return Vec::new();
+    }
     let at = if loc.is_empty() { "/" } else { loc };
     let f = |k: &str| m.get(k).and_then(Value::as_f64);
     let mut out = Vec::new();
