@@ -7,7 +7,8 @@
 //! One lexeme `"(char){m,n}"` gives the lexer a state per position (a derivative of the
 //! bounded repeat at each count; with partial UTF-8 characters and escapes, about six per
 //! character): a 20,000-character value needed more than the lexer's 50,000 states (the
-//! limit then) and was rejected, and each new position's first mask was cold. Here the string is `"` (a lexeme
+//! limit then) and was rejected, and each new position's first mask was cold. Here the
+//! string is `"` (a lexeme
 //! of the enclosing grammar), then a sub-grammar: chunks of exactly [`CHUNK`] characters, then a tail of fewer than [`CHUNK`] characters
 //! with the closing quote, the number of chunks counted by the parser (`Expr::Repeat`,
 //! compiled by powers of two): the lexer keeps [`CHUNK`] positions of states whatever the

@@ -136,9 +136,9 @@ pub(super) fn translate(
             RegexAst::Repeat(one(&args), *min, max.unwrap_or(u32::MAX))
         }
         // A literal of bytes that derivre's quoting writes one way only (no control character,
-        // DEL, quote or backslash; it passes the others through): its
-        // quoted bytes at once. Object keys are such literals, and derivre's quoting walk
-        // took 5 % of MaskBench's compile instructions.
+        // DEL, quote or backslash; it passes the others through): its quoted bytes at once.
+        // Object keys are such literals, and derivre's quoting walk took 5 % of MaskBench's
+        // compile instructions.
         RegexSpec::JsonQuote { expr, raw, .. }
             if expr.literal_bytes().is_some_and(|l| l.iter().all(|&c| plain_in_json(c))) =>
         {
