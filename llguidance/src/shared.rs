@@ -47,8 +47,9 @@ pub(crate) struct Shared {
     /// The vocabulary split by token length ([`Shared::length_splits`]), built on first use.
     pub(crate) length_splits: Arc<std::sync::OnceLock<Vec<slicer::LengthSplit>>>,
     /// The vocabulary read by each character automaton of a run near a bound
-    /// ([`Shared::run_table`]), at most [`RUN_TABLES`].
-    pub(crate) run_tables: Arc<Mutex<HashMap<lexer::RunDfa, Arc<slicer::RunTable>>>>,
+    /// ([`Shared::run_table`]), at most [`RUN_TABLES`], each with the tick of its last use
+    /// (the clock is the second field).
+    pub(crate) run_tables: Arc<Mutex<RunTables>>,
 }
 
 /// The lengths (bytes) the vocabulary is split at for masks near a bound, largest first.
@@ -57,8 +58,13 @@ const SPLIT_LENGTHS: [u32; 4] = [64, 32, 16, 8];
 /// Entries of [`Shared::forced_memo`].
 const FORCED_MEMO: usize = 4096;
 
-/// Entries of [`Shared::run_tables`] (each ~0.6 MB at a 128k vocabulary); cleared when full.
+/// Entries of [`Shared::run_tables`] (each ~0.6 MB at a 128k vocabulary); the least recently
+/// used goes when full. MaskBench's 7,959 schemas meet 30 automata: clearing all 16 when full
+/// rebuilt tables 52 times (1-2.6 ms each, in the middle of a value).
 const RUN_TABLES: usize = 16;
+
+/// [`Shared::run_tables`]: the tables with their last use, and the use clock.
+pub(crate) type RunTables = (HashMap<lexer::RunDfa, (Arc<slicer::RunTable>, u64)>, u64);
 
 impl Shared {
     /// The vocabulary split by length at each of [`SPLIT_LENGTHS`] below the longest
@@ -79,15 +85,24 @@ impl Shared {
     /// The vocabulary read as characters of `dfa` (built on first use, ~2.5 ms at 128k
     /// tokens; see `slicer::RunTable`).
     pub(crate) fn run_table(&self, dfa: &lexer::RunDfa) -> Arc<slicer::RunTable> {
-        if let Some(t) = lexer::lock_cache(&self.run_tables).and_then(|m| m.get(dfa).cloned()) {
-            return t;
+        if let Some(mut guard) = lexer::lock_cache(&self.run_tables) {
+            let (map, clock) = &mut *guard;
+            *clock += 1;
+            if let Some((t, used)) = map.get_mut(dfa) {
+                *used = *clock;
+                return t.clone();
+            }
         }
         let t = Arc::new(slicer::RunTable::new(self.tokenizer.vocab(), dfa));
-        let Some(mut map) = lexer::lock_cache(&self.run_tables) else { return t };
+        let Some(mut guard) = lexer::lock_cache(&self.run_tables) else { return t };
+        let (map, clock) = &mut *guard;
         if map.len() >= RUN_TABLES {
-            map.clear();
+            let oldest = map.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| k.clone());
+            if let Some(k) = oldest {
+                map.remove(&k);
+            }
         }
-        map.insert(dfa.clone(), t.clone());
+        map.insert(dfa.clone(), (t.clone(), *clock));
         t
     }
 
