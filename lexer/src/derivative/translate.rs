@@ -72,6 +72,15 @@ pub(super) fn plain_in_json(c: u8) -> bool {
     c >= 0x20 && c != 0x7f && c != b'"' && c != b'\\'
 }
 
+/// The bytes of `expr` JSON-quoted (with the quotes unless `raw`) when it is a literal that
+/// derivre's quoting writes one way only (every byte [`plain_in_json`]; it passes those
+/// through): object keys are such literals, and derivre's quoting walk took 5 % of
+/// MaskBench's compile instructions.
+fn plain_quoted(expr: &RegexSpec, raw: bool) -> Option<Vec<u8>> {
+    let lit = expr.literal_bytes().filter(|l| l.iter().all(|&c| plain_in_json(c)))?;
+    Some(if raw { lit.into_owned() } else { [&b"\""[..], &lit, b"\""].concat() })
+}
+
 /// Translates one spec node into derivre, given its children's expressions.
 pub(super) fn translate(
     b: &mut RegexBuilder,
@@ -135,15 +144,8 @@ pub(super) fn translate(
             // validate() has checked min <= max (derivre panics otherwise).
             RegexAst::Repeat(one(&args), *min, max.unwrap_or(u32::MAX))
         }
-        // A literal of bytes that derivre's quoting writes one way only (no control character,
-        // DEL, quote or backslash; it passes the others through): its quoted bytes at once.
-        // Object keys are such literals, and derivre's quoting walk took 5 % of MaskBench's
-        // compile instructions.
-        RegexSpec::JsonQuote { expr, raw, .. }
-            if expr.literal_bytes().is_some_and(|l| l.iter().all(|&c| plain_in_json(c))) =>
-        {
-            let lit = expr.literal_bytes().unwrap_or_default().into_owned();
-            RegexAst::ByteLiteral(if *raw { lit } else { [&b"\""[..], &lit, b"\""].concat() })
+        RegexSpec::JsonQuote { expr, raw, .. } if let Some(bytes) = plain_quoted(expr, *raw) => {
+            RegexAst::ByteLiteral(bytes)
         }
         RegexSpec::JsonQuote { raw, allowed_escapes, .. } => RegexAst::JsonQuote(
             one(&args),

@@ -74,13 +74,7 @@ impl Ctx<'_> {
             return Ok(false);
         }
         if !a.str_.is_nothing() && !b.str_.is_nothing() {
-            // Two finite sets of strings (an `enum` or `const` on each side) that share none
-            // are disjoint: a discriminating property (`"kind": {"enum": ["a"]}`) makes
-            // object branches disjoint without their complements.
-            match (a.str_.literals(), b.str_.literals()) {
-                (Some(x), Some(y)) if !x.iter().any(|s| y.contains(s)) => {}
-                _ => return Ok(false),
-            }
+            return Ok(false);
         }
         for x in &a.arr {
             for y in &b.arr {

@@ -161,23 +161,6 @@ impl Rx {
         }
     }
 
-    /// A finite set of strings holding every string of `self` (the strings of a conjunct
-    /// that is a literal or a union of literals); `None` if no conjunct is.
-    pub fn literals(&self) -> Option<Vec<&str>> {
-        let Rx::And(v) = self else { return None };
-        v.iter().find_map(|t| match t {
-            Term::Regex(RegexSpec::Literal(s)) => Some(vec![s.as_str()]),
-            Term::Regex(RegexSpec::Or(xs)) => xs
-                .iter()
-                .map(|x| match x {
-                    RegexSpec::Literal(s) => Some(s.as_str()),
-                    _ => None,
-                })
-                .collect(),
-            _ => None,
-        })
-    }
-
     /// The complement within `universe` (the domain's regex).
     pub fn not(&self, universe: Term) -> Rx {
         match self {
