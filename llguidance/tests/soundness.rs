@@ -277,6 +277,7 @@ fn counter_twins_equal_the_plain_walk() {
         GrammarSource::Lark(format!("start: \"<\" A \">\"\nA: /(ab|c){{3,{n}}}/\n")),
         GrammarSource::Lark(format!("start: A\nA: /x[a-z]{{{n},}}y|z[a-m]{{0,{n}}}/\n")),
         GrammarSource::Lark(format!("start: A\nA: /[a-z]{{0,{n}}}/ & /[a-y]*/\n")),
+        GrammarSource::Lark(format!("start: A B\nA: /[a-z]{{40,{n}}}/ & /[a-y]*z?/\nB: /[0-9]+/\n")),
         // Under an intersection, a bound relaxes only where the twin completes in fewer
         // bytes than the room left: a `b` exactly 21 characters before the end.
         GrammarSource::Lark(format!("start: A\nA: /[ab]{{0,{n}}}/ & /[ab]*b[ab]{{20}}/\n")),
@@ -295,6 +296,20 @@ fn counter_twins_equal_the_plain_walk() {
             r#"{{"type": "string", "pattern": "^(\\w+ ){{0,{}}}\\w+$"}}"#,
             horizon + 30
         )),
+        // Fewer words than the longest token's bytes, but more than it can start (each
+        // at least two bytes), alone and under a length bound (MaskBench's o21053).
+        GrammarSource::Lark(format!("start: A\nA: /([a-z]+ ){{0,{}}}[a-z]+/\n", horizon / 2 + 12)),
+        GrammarSource::JsonSchema(format!(
+            r#"{{"type": "string", "minLength": 1, "maxLength": {n}, "pattern": "^$|(^(?:\\S+\\s+){{0,{}}}\\S+$)"}}"#,
+            horizon / 2 + 12
+        )),
+        GrammarSource::Lark(format!(
+            "start: A\nA: /([0-9]{{3}}-){{{},{}}}x/\n",
+            horizon / 4 + 3,
+            horizon / 4 + 9
+        )),
+        // Two bytes an iteration, where the vocabulary's runs of dashes start up to 56.
+        GrammarSource::Lark(format!("start: A\nA: /(-[-=]){{0,{}}}x/\n", horizon / 2 + 12)),
         GrammarSource::StructuralTag(format!(
             r#"{{"type": "structural_tag", "format": {{"type": "tag", "begin": "<think>", "content": {{"type": "any_text", "max_chars": {n}}}, "end": "</think>"}}}}"#
         )),

@@ -1,11 +1,13 @@
 //! Counter twins: a lexer state whose members count a bounded repeat `B{m,n}` (a JSON
 //! string's `maxLength`, a Lark `/[a-z ]{0,10000}/`) is a new state at every character, so
 //! each of its masks would walk the trie afresh. No token is longer than the vocabulary's
-//! longest, `H` bytes, so a token's walk reads at most `H` iterations of a repeat (each
-//! iteration of a body that cannot be empty reads at least one byte). Hence, for every
-//! byte string of at most `H` bytes, a member with `B{m,n}` behaves exactly as the same
-//! member with `B{min(m, H + 1), ∞}` when `n > H` (the bound is never reached within a
-//! token) and with `B{H + 1, n}` when `m > H + 1` (the minimum is never met within one):
+//! longest, `H` bytes, so a token's walk starts at most `I = H` iterations of a repeat (each
+//! iteration of a body that cannot be empty reads at least one byte; of a body whose
+//! strings are all at least `u` bytes long, at least `u`, so `I = (H - 1) / u + 1`: all but
+//! the last are whole; `exprs::min_len`, a word `\S+\s+` counts 2). Hence, for every byte
+//! string of at most `H` bytes, a member with `B{m,n}` behaves exactly as the same member
+//! with `B{min(m, I + 1), ∞}` when `n > I` (the bound is never reached within a token) and
+//! with `B{I + 1, n}` when `m > I + 1` (the minimum is never met within one):
 //! the same strings are live, the same are accepted, by the same lexemes. The mask of a
 //! state is a function of what its members do on the tokens' bytes, so the state with every
 //! such repeat relaxed (its *twin*, [`DerivreLexer::mask_twin`]) has the same mask. The twins
@@ -19,10 +21,12 @@
 //! Repeats are relaxed through unions and concatenations, never inside a repeat's body or
 //! a complement. Under an intersection the other operands may need a completion longer
 //! than the bound leaves room for (`B{0,5} & ~B{0,5}` is dead, its relaxation is not), so
-//! there only a maximum is relaxed (minimum 0), and the twin is kept only when every state
+//! there only a maximum is relaxed (the minimum kept: `.{1,5000}`, a JSON string with
+//! `minLength: 1`, has twins), and the twin is kept only when every state
 //! it reaches (at most [`CLOSURE_STATES`]) completes within `c` bytes and the bound has more
-//! than `h + c + 1` characters of room: then any string of at most `h` bytes the twin keeps
-//! alive, accepts or extends has a completion inside the bound, so the real state agrees
+//! than `h + c + 1` bytes of room (`n - 1` iterations of `u` bytes each): then any string of
+//! at most `h` bytes the twin keeps alive, accepts or extends has a completion inside the
+//! bound, so the real state agrees
 //! (a structural tag's `any_text` with `max_chars` before its end: text `&` no end inside).
 //!
 //! derivre (0.3.13) keeps a repeat's bounds out of its API but hash-conses its nodes: the
@@ -64,6 +68,8 @@ struct Seed {
     min: u32,
     /// `u32::MAX`: unbounded.
     max: u32,
+    /// Bytes an iteration reads at least (1 or more: [`exprs::min_len`] of the body).
+    unit: u32,
     /// The nodes after `0..=registered` iterations are in [`Counters::nodes`].
     registered: u32,
 }
@@ -120,12 +126,22 @@ impl Counters {
     }
 }
 
-/// Whether bounds `(min, max)` are relaxed under horizon `h`.
+/// Iterations of a repeat whose body reads at least `unit` bytes that `h` bytes start at
+/// most: all but the last are whole (`h` itself for `unit` 1).
+fn iterations(h: u32, unit: u32) -> u32 {
+    if h == 0 {
+        0
+    } else {
+        (h - 1) / unit.max(1) + 1
+    }
+}
+
+/// Whether bounds `(min, max)` are relaxed under a horizon of `h` iterations.
 fn relaxes((min, max): (u32, u32), h: u32) -> bool {
     (max != u32::MAX && max > h) || min > h + 1
 }
 
-/// The bounds `(min, max)` relaxed under horizon `h`.
+/// The bounds `(min, max)` relaxed under a horizon of `h` iterations.
 fn relaxed((min, max): (u32, u32), h: u32) -> (u32, u32) {
     (min.min(h + 1), if max > h { u32::MAX } else { max })
 }
@@ -247,10 +263,10 @@ impl DerivreLexer {
         let twin = self.intern(members)?;
         // A bound relaxed under an intersection: the other operands may need a long
         // completion that only the relaxed bound leaves room for. Sound when every state the
-        // twin reaches completes within `c` bytes and the bound has more than `h + c + 1`
-        // characters of room: any string of at most `h` bytes the twin keeps alive (or
-        // accepts, or extends) has a completion of at most `c + 1` more bytes, within the
-        // bound (a character is at least a byte).
+        // twin reaches completes within `c` bytes and `room` (bytes that start fewer
+        // iterations than the bound's maximum) is at least `h + c + 1`: any string of at
+        // most `h` bytes the twin keeps alive (or accepts, or extends) has a completion of
+        // at most `c + 1` more bytes, within the bound.
         if let Some(room) = room {
             let bound = match self.cache.counters.completions.get(&twin) {
                 Some(&b) => b,
@@ -261,7 +277,7 @@ impl DerivreLexer {
                 }
             };
             match bound {
-                Some(c) if u64::from(room) > u64::from(h) + u64::from(c) + 1 => {}
+                Some(c) if room > u64::from(h) + u64::from(c) => {}
                 _ => return Ok(state),
             }
         }
@@ -309,9 +325,11 @@ impl DerivreLexer {
                 !(max == u32::MAX && min <= 1) && x.mk_repeat(body, min, max) == e
             });
             if let Some(&(min, max)) = found {
+                let mut budget = RELAX_NODES;
+                let unit = exprs::min_len(x, body, &mut budget).max(1);
                 let c = &mut self.cache.counters;
                 let seed = c.seeds.len() as u32;
-                c.seeds.push(Seed { body, min, max, registered: 0 });
+                c.seeds.push(Seed { body, min, max, unit, registered: 0 });
                 c.nodes.insert(e, (seed, 0));
                 self.register_ahead(seed, 0);
                 self.register_to(seed, SEED_AHEAD);
@@ -321,10 +339,11 @@ impl DerivreLexer {
 
     /// The bounds of repeat node `e`, if known, registering the nodes of the iterations
     /// up to twice the horizon ahead of it.
-    pub(super) fn repeat_bounds(&mut self, e: ExprRef) -> Option<(u32, u32)> {
+    pub(super) fn repeat_bounds(&mut self, e: ExprRef) -> Option<((u32, u32), u32)> {
         let (seed, k) = *self.cache.counters.nodes.get(&e)?;
         self.register_ahead(seed, k);
-        Some(self.cache.counters.seeds[seed as usize].at(k))
+        let s = &self.cache.counters.seeds[seed as usize];
+        Some((s.at(k), s.unit))
     }
 
     /// Registers the nodes of `seed` after up to `k` + twice the horizon iterations (a
@@ -368,15 +387,16 @@ impl DerivreLexer {
 
     /// `e` with its relaxable repeats relaxed (unions and concatenations; see the module
     /// doc); `e` itself past `budget` nodes. Under an intersection (`and` set) only a
-    /// maximum is relaxed, and only with a minimum of 0; `room` gets the least room of
-    /// those, which [`DerivreLexer::make_twin`] then checks against the twin's completions.
+    /// maximum is relaxed, its minimum kept (and at most what a token starts, so that a
+    /// long minimum makes no twin per position); `room` gets the least room of those,
+    /// which [`DerivreLexer::make_twin`] then checks against the twin's completions.
     fn relax(
         &mut self,
         e: ExprRef,
         h: u32,
         budget: &mut u32,
         and: bool,
-        room: &mut Option<u32>,
+        room: &mut Option<u64>,
     ) -> ExprRef {
         if *budget == 0 {
             return e;
@@ -384,13 +404,21 @@ impl DerivreLexer {
         *budget -= 1;
         match self.cache.exprs.get_tag(e) as u8 {
             tag::REPEAT => match self.repeat_bounds(e) {
-                Some(b) if and && b.0 == 0 && b.1 != u32::MAX && b.1 > h => {
-                    *room = Some(room.map_or(b.1, |r| r.min(b.1)));
+                Some((b, unit))
+                    if and
+                        && b.0 <= iterations(h, unit) + 1
+                        && b.1 != u32::MAX
+                        && b.1 > iterations(h, unit) =>
+                {
+                    // Bytes that start fewer than `b.1` iterations (fewer than `b.1 - 1`
+                    // whole ones): at least `(b.1 - 1) * unit`.
+                    let bytes = u64::from(b.1 - 1) * u64::from(unit);
+                    *room = Some(room.map_or(bytes, |r| r.min(bytes)));
                     let body = self.cache.exprs.get_args(e)[0];
-                    self.cache.exprs.mk_repeat(body, 0, u32::MAX)
+                    self.cache.exprs.mk_repeat(body, b.0, u32::MAX)
                 }
-                Some(b) if !and && relaxes(b, h) => {
-                    let (min, max) = relaxed(b, h);
+                Some((b, unit)) if !and && relaxes(b, iterations(h, unit)) => {
+                    let (min, max) = relaxed(b, iterations(h, unit));
                     let body = self.cache.exprs.get_args(e)[0];
                     self.cache.exprs.mk_repeat(body, min, max)
                 }

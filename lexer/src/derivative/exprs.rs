@@ -145,6 +145,30 @@ pub(super) fn is_finite(
     })
 }
 
+/// A lower bound on the length in bytes of every string `e` matches, read off its
+/// structure: a byte is 1, a byte string at least 1 before its tail, a concatenation the
+/// sum, a union its least element, an intersection its greatest operand, a repeat that
+/// cannot be empty one copy of its body; 0 for what may be empty or is not read (a
+/// complement, a lookahead, the `multipleOf` remainder) and past `budget` nodes; `u32::MAX`
+/// for the empty language.
+pub(super) fn min_len(x: &ExprSet, e: ExprRef, budget: &mut u32) -> u32 {
+    if *budget == 0 {
+        return 0;
+    }
+    *budget -= 1;
+    let args = x.get_args(e);
+    match x.get_tag(e) as u8 {
+        tag::NO_MATCH => u32::MAX,
+        tag::BYTE | tag::BYTE_SET => 1,
+        tag::BYTE_CONCAT => 1u32.saturating_add(min_len(x, args[0], budget)),
+        tag::CONCAT => min_len(x, args[0], budget).saturating_add(min_len(x, args[1], budget)),
+        tag::OR => args.iter().map(|&a| min_len(x, a, budget)).min().unwrap_or(u32::MAX),
+        tag::AND => args.iter().map(|&a| min_len(x, a, budget)).max().unwrap_or(0),
+        tag::REPEAT if !x.is_nullable(e) => min_len(x, args[0], budget),
+        _ => 0,
+    }
+}
+
 /// A structural predicate of `e` through `memo`: `false` (unknown) once `budget` nodes are
 /// spent; an answer found with budget left is exact and kept (the same next time).
 pub(super) fn budgeted(
