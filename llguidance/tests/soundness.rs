@@ -277,7 +277,9 @@ fn counter_twins_equal_the_plain_walk() {
         GrammarSource::Lark(format!("start: \"<\" A \">\"\nA: /(ab|c){{3,{n}}}/\n")),
         GrammarSource::Lark(format!("start: A\nA: /x[a-z]{{{n},}}y|z[a-m]{{0,{n}}}/\n")),
         GrammarSource::Lark(format!("start: A\nA: /[a-z]{{0,{n}}}/ & /[a-y]*/\n")),
-        GrammarSource::Lark(format!("start: A B\nA: /[a-z]{{40,{n}}}/ & /[a-y]*z?/\nB: /[0-9]+/\n")),
+        GrammarSource::Lark(format!(
+            "start: A B\nA: /[a-z]{{40,{n}}}/ & /[a-y]*z?/\nB: /[0-9]+/\n"
+        )),
         // Under an intersection, a bound relaxes only where the twin completes in fewer
         // bytes than the room left: a `b` exactly 21 characters before the end.
         GrammarSource::Lark(format!("start: A\nA: /[ab]{{0,{n}}}/ & /[ab]*b[ab]{{20}}/\n")),

@@ -475,7 +475,7 @@ impl DerivreLexer {
             if bytes.len() >= 1024 || self.cache.exprs.get_tag(x) as u8 != tag::BYTE_CONCAT {
                 return None;
             }
-            let b = (0..=255u8).find(|&b| self.cache.exprs.get(x).matches_byte(b))?;
+            let b = exprs::first_byte(&self.cache.exprs, &mut self.cache.next_byte, x)?;
             bytes.push(b);
             x = self.cache.deriv.derivative(&mut self.cache.exprs, x, b);
         }

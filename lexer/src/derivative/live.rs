@@ -154,7 +154,14 @@ impl DerivreLexer {
             // An expression's guess is the same at every step: the memo carries over
             // (the expression after a byte shares most of its nodes).
             let mut budget = WITNESS_NODES;
-            let guess = shortest_guess(&self.cache.exprs, d, &mut memo, &mut budget, words);
+            let guess = shortest_guess(
+                &self.cache.exprs,
+                &mut self.cache.next_byte,
+                d,
+                &mut memo,
+                &mut budget,
+                words,
+            );
             let Some((_, Some(b))) = guess else {
                 return None;
             };
