@@ -168,6 +168,7 @@ impl ParserFactory {
                 compile_deadline: None,
                 length_splits: Default::default(),
                 run_tables: Default::default(),
+                iter_limits: Default::default(),
             }),
         };
         // Built with the trie and slices, not at a decode's first mask near a bound

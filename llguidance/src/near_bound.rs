@@ -40,6 +40,15 @@ pub(crate) fn mask_state<'a>(
     real: StateId,
 ) -> (StateId, Near<'a>) {
     let at = p.lexer_mut().mask_twin(real).unwrap_or(real);
+    // A repeat whose body's length did not relax it: the vocabulary's iteration limits for
+    // its body, by which the twins of the states after this one relax (this one's, made
+    // without, is sound).
+    for dfa in p.lexer_mut().take_new_iter_dfas() {
+        if !shared.plain {
+            let limits = shared.iteration_limits(&dfa);
+            p.lexer_mut().set_iteration_limits(&dfa, limits);
+        }
+    }
     // A repeat's character automaton is built where the repeat's counter twin is (its
     // start): its vocabulary table too, not at a mask deep into a long value.
     for dfa in p.lexer_mut().take_new_run_dfas() {

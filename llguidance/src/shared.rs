@@ -50,6 +50,9 @@ pub(crate) struct Shared {
     /// ([`Shared::run_table`]), at most [`RUN_TABLES`], each with the tick of its last use
     /// (the clock is the second field).
     pub(crate) run_tables: Arc<Mutex<RunTables>>,
+    /// The vocabulary's iteration limits for each repeat body's automaton
+    /// ([`Shared::iteration_limits`]), at most [`ITER_LIMITS`], cleared when full.
+    pub(crate) iter_limits: Arc<Mutex<HashMap<lexer::IterDfa, Arc<[u32]>>>>,
 }
 
 /// The lengths (bytes) the vocabulary is split at for masks near a bound, largest first.
@@ -62,6 +65,9 @@ const FORCED_MEMO: usize = 4096;
 /// used goes when full. MaskBench's 7,959 schemas meet 30 automata: clearing all 16 when full
 /// rebuilt tables 52 times (1-2.6 ms each, in the middle of a value).
 const RUN_TABLES: usize = 16;
+
+/// Entries of [`Shared::iter_limits`] (each ~0.5 KB and its automaton's table).
+const ITER_LIMITS: usize = 256;
 
 /// [`Shared::run_tables`]: the tables with their last use, and the use clock.
 pub(crate) type RunTables = (HashMap<lexer::RunDfa, (Arc<slicer::RunTable>, u64)>, u64);
@@ -104,6 +110,23 @@ impl Shared {
         }
         map.insert(dfa.clone(), (t.clone(), *clock));
         t
+    }
+
+    /// The most iterations of a repeat body (automaton `dfa`) that a token of at most `h`
+    /// bytes starts, by `h` (`slicer::iteration_limits`, computed on first use: ~7 ms at
+    /// 128k tokens for a word's automaton).
+    pub(crate) fn iteration_limits(&self, dfa: &lexer::IterDfa) -> Arc<[u32]> {
+        if let Some(l) = lexer::lock_cache(&self.iter_limits).and_then(|m| m.get(dfa).cloned()) {
+            return l;
+        }
+        let l: Arc<[u32]> = slicer::iteration_limits(self.tokenizer.vocab(), dfa).into();
+        if let Some(mut map) = lexer::lock_cache(&self.iter_limits) {
+            if map.len() >= ITER_LIMITS {
+                map.clear();
+            }
+            map.insert(dfa.clone(), l.clone());
+        }
+        l
     }
 
     /// The canonical tokenization of forced bytes (greedy longest match without a canonical
@@ -149,6 +172,7 @@ impl Shared {
             compile_deadline: self.compile_deadline,
             length_splits: self.length_splits.clone(),
             run_tables: self.run_tables.clone(),
+            iter_limits: self.iter_limits.clone(),
         }
     }
 }

@@ -37,7 +37,7 @@
 
 mod runs;
 
-pub use runs::RunTable;
+pub use runs::{iteration_limits, RunTable};
 
 use lexer::RegexSpec;
 use regex_automata::meta::Regex;

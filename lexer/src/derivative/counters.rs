@@ -4,8 +4,11 @@
 //! longest, `H` bytes, so a token's walk starts at most `I = H` iterations of a repeat (each
 //! iteration of a body that cannot be empty reads at least one byte; of a body whose
 //! strings are all at least `u` bytes long, at least `u`, so `I = (H - 1) / u + 1`: all but
-//! the last are whole; `exprs::min_len`, a word `\S+\s+` counts 2). Hence, for every byte
-//! string of at most `H` bytes, a member with `B{m,n}` behaves exactly as the same member
+//! the last are whole; `exprs::min_len`, a word `\S+\s+` counts 2), and at most as many as
+//! the vocabulary's tokens of at most `H` bytes start (`IterDfa::iterations_started` over
+//! each token, `slicer::iteration_limits`, given by the matcher: no Llama 3 token of 128
+//! bytes holds 64 words). Hence, for every token of at most `H`
+//! bytes (and one byte after it), a member with `B{m,n}` behaves exactly as the same member
 //! with `B{min(m, I + 1), ∞}` when `n > I` (the bound is never reached within a token) and
 //! with `B{I + 1, n}` when `m > I + 1` (the minimum is never met within one):
 //! the same strings are live, the same are accepted, by the same lexemes. The mask of a
@@ -23,10 +26,12 @@
 //! than the bound leaves room for (`B{0,5} & ~B{0,5}` is dead, its relaxation is not), so
 //! there only a maximum is relaxed (the minimum kept: `.{1,5000}`, a JSON string with
 //! `minLength: 1`, has twins), and the twin is kept only when every state
-//! it reaches (at most [`CLOSURE_STATES`]) completes within `c` bytes and the bound has more
-//! than `h + c + 1` bytes of room (`n - 1` iterations of `u` bytes each): then any string of
-//! at most `h` bytes the twin keeps alive, accepts or extends has a completion inside the
-//! bound, so the real state agrees
+//! it reaches (at most [`CLOSURE_STATES`]) completes within `c` bytes and the bound leaves
+//! room for them: a token and a byte start at most `I + 1` iterations, `c` bytes at most
+//! `(c - 1) / u + 1`, and one of the `n` is left (`c <= (n - 2 - I) * u`; `n > h + c + 1`
+//! for `u` 1 without the vocabulary's limits). Then any token of at most `h` bytes the twin
+//! keeps alive, accepts or extends has a completion inside the bound, so the real state
+//! agrees
 //! (a structural tag's `any_text` with `max_chars` before its end: text `&` no end inside).
 //!
 //! derivre (0.3.13) keeps a repeat's bounds out of its API but hash-conses its nodes: the
@@ -57,6 +62,8 @@ const CLOSURE_STATES: usize = 64;
 /// node map did not help); all at once, it grows at the first mask. Up to 4,096 cost
 /// +0.3 % of the mask instructions of MaskBench's first masks, up to 1,024 +0.14 %.
 const SEED_AHEAD: u32 = 1024;
+/// States of a body's automaton at most (else its iterations are bounded by its length alone).
+const ITER_DFA_STATES: usize = crate::runs::ITER_STATES;
 /// The smallest horizon twins are asked for (a lexeme whose bounds no twin at it relaxes
 /// is not searched for seeds).
 const MIN_HORIZON: u32 = 8;
@@ -70,11 +77,29 @@ struct Seed {
     max: u32,
     /// Bytes an iteration reads at least (1 or more: [`exprs::min_len`] of the body).
     unit: u32,
+    /// The body's automaton (at most [`ITER_DFA_STATES`] states; built where the body's
+    /// least length did not relax the bound, for a body of 2 bytes or more: a character's
+    /// tokens of `h` bytes start `h`), and the vocabulary's iteration limits for it once the
+    /// matcher gives them: `limits[h]`, the most iterations a token of at most `h` bytes
+    /// starts ([`DerivreLexer::set_iteration_limits`]).
+    iter_tried: bool,
+    iter_dfa: Option<Arc<IterDfa>>,
+    limits: Option<Arc<[u32]>>,
     /// The nodes after `0..=registered` iterations are in [`Counters::nodes`].
     registered: u32,
 }
 
 impl Seed {
+    /// The most iterations a token of at most `h` bytes starts: by the body's least length,
+    /// and by the vocabulary's limits where known.
+    fn iterations(&self, h: u32) -> u32 {
+        let by_len = iterations(h, self.unit);
+        match &self.limits {
+            Some(l) if !l.is_empty() => by_len.min(l[(h as usize).min(l.len() - 1)]),
+            _ => by_len,
+        }
+    }
+
     /// The bounds after `k` iterations (`k <= max`).
     fn at(&self, k: u32) -> (u32, u32) {
         let max = if self.max == u32::MAX { u32::MAX } else { self.max - k };
@@ -105,6 +130,8 @@ pub(super) struct Counters {
     pub(super) run_disjoint: HashMap<(ExprRef, ExprRef), bool>,
     /// The automata built and not yet taken ([`DerivreLexer::take_new_run_dfas`]).
     pub(super) new_run_dfas: Vec<Arc<RunDfa>>,
+    /// The bodies' automata built and not yet taken ([`DerivreLexer::take_new_iter_dfas`]).
+    new_iter_dfas: Vec<Arc<IterDfa>>,
 }
 
 impl Counters {
@@ -263,11 +290,11 @@ impl DerivreLexer {
         let twin = self.intern(members)?;
         // A bound relaxed under an intersection: the other operands may need a long
         // completion that only the relaxed bound leaves room for. Sound when every state the
-        // twin reaches completes within `c` bytes and `room` (bytes that start fewer
-        // iterations than the bound's maximum) is at least `h + c + 1`: any string of at
-        // most `h` bytes the twin keeps alive (or accepts, or extends) has a completion of
-        // at most `c + 1` more bytes, within the bound.
-        if let Some(room) = room {
+        // twin reaches completes within `c` bytes and `c` is at most `room` (the bytes whose
+        // iterations still fit after a token and a byte: see `relax`): any token of at most
+        // `h` bytes the twin keeps alive (or accepts, or extends) has a completion within
+        // the bound.
+        if let Some(least) = room {
             let bound = match self.cache.counters.completions.get(&twin) {
                 Some(&b) => b,
                 None => {
@@ -277,7 +304,7 @@ impl DerivreLexer {
                 }
             };
             match bound {
-                Some(c) if room > u64::from(h) + u64::from(c) => {}
+                Some(c) if i64::from(c) <= least => {}
                 _ => return Ok(state),
             }
         }
@@ -329,21 +356,121 @@ impl DerivreLexer {
                 let unit = exprs::min_len(x, body, &mut budget).max(1);
                 let c = &mut self.cache.counters;
                 let seed = c.seeds.len() as u32;
-                c.seeds.push(Seed { body, min, max, unit, registered: 0 });
+                c.seeds.push(Seed {
+                    body,
+                    min,
+                    max,
+                    unit,
+                    iter_tried: false,
+                    iter_dfa: None,
+                    limits: None,
+                    registered: 0,
+                });
                 c.nodes.insert(e, (seed, 0));
                 self.register_ahead(seed, 0);
                 self.register_to(seed, SEED_AHEAD);
+                // Where the value starts, not at a mask deep into it (as the run tables).
+                self.want_limits(seed);
             }
         }
     }
 
     /// The bounds of repeat node `e`, if known, registering the nodes of the iterations
     /// up to twice the horizon ahead of it.
-    pub(super) fn repeat_bounds(&mut self, e: ExprRef) -> Option<((u32, u32), u32)> {
+    pub(super) fn repeat_bounds(&mut self, e: ExprRef) -> Option<(u32, u32)> {
+        Some(self.repeat_seed(e)?.0)
+    }
+
+    /// [`DerivreLexer::repeat_bounds`], with the most iterations a token of at most `h`
+    /// bytes starts and the least bytes an iteration reads.
+    fn repeat_at(&mut self, e: ExprRef, h: u32) -> Option<((u32, u32), u32, u32)> {
+        let (b, seed) = self.repeat_seed(e)?;
+        let s = &self.cache.counters.seeds[seed as usize];
+        Some((b, s.iterations(h), s.unit))
+    }
+
+    /// The automaton of `seed`'s body, once, for the vocabulary's limits (a body of at
+    /// least 2 bytes, a bound a twin at [`MIN_HORIZON`] relaxes: an email's `(\.octet){3}`
+    /// would cost a vocabulary scan for nothing): asked when the seed is found.
+    fn want_limits(&mut self, seed: u32) {
+        let s = &mut self.cache.counters.seeds[seed as usize];
+        if s.iter_tried || s.limits.is_some() || s.unit < 2 || !relaxes((s.min, s.max), MIN_HORIZON)
+        {
+            return;
+        }
+        s.iter_tried = true;
+        let body = s.body;
+        let Some(d) = self.build_iter_dfa(body).map(Arc::new) else { return };
+        let c = &mut self.cache.counters;
+        c.seeds[seed as usize].iter_dfa = Some(d.clone());
+        c.new_iter_dfas.push(d);
+    }
+
+    fn repeat_seed(&mut self, e: ExprRef) -> Option<((u32, u32), u32)> {
         let (seed, k) = *self.cache.counters.nodes.get(&e)?;
         self.register_ahead(seed, k);
-        let s = &self.cache.counters.seeds[seed as usize];
-        Some((s.at(k), s.unit))
+        Some((self.cache.counters.seeds[seed as usize].at(k), seed))
+    }
+
+    /// The automata of the bounded repeats' bodies found since the last call, for the
+    /// vocabulary's iteration limits ([`DerivreLexer::set_iteration_limits`]).
+    pub fn take_new_iter_dfas(&mut self) -> Vec<Arc<IterDfa>> {
+        std::mem::take(&mut self.cache.counters.new_iter_dfas)
+    }
+
+    /// Gives the repeats whose body has automaton `dfa` the vocabulary's limits: `limits[h]`
+    /// the most iterations a token of at most `h` bytes starts (`slicer::iteration_limits`),
+    /// for `h` up to the horizon (a larger `h` reads the last). Twins made after this relax
+    /// by them where they are below the body's length bound (a word `\S+\s+` is at least 2
+    /// bytes, but no Llama 3 token of 128 bytes holds 64 words). Limits that are not the
+    /// vocabulary's make wrong masks: the soundness oracle checks them.
+    pub fn set_iteration_limits(&mut self, dfa: &IterDfa, limits: Arc<[u32]>) {
+        for s in self.cache.counters.seeds.iter_mut() {
+            if s.iter_dfa.as_deref() == Some(dfa) {
+                s.limits = Some(limits.clone());
+            }
+        }
+    }
+
+    /// The automaton of a repeat's body ([`IterDfa`]): its derivatives by the bytes of
+    /// each class, at most [`ITER_DFA_STATES`] of them.
+    fn build_iter_dfa(&mut self, body: ExprRef) -> Option<IterDfa> {
+        let mut states = vec![body];
+        let mut index: HashMap<ExprRef, u8> = HashMap::new();
+        index.insert(body, 0);
+        let (mut next, mut ends) = (Vec::new(), Vec::new());
+        let mut i = 0;
+        while i < states.len() {
+            let e = states[i];
+            let mut by_class = [None::<u8>; 256];
+            let mut row = [RUN_DEAD; 256];
+            for b in 0..=255u8 {
+                let c = self.class_of[b as usize] as usize;
+                if let Some(j) = by_class[c] {
+                    row[b as usize] = j;
+                    continue;
+                }
+                let d = self.cache.deriv.derivative(&mut self.cache.exprs, e, b);
+                let j = if d == ExprRef::NO_MATCH {
+                    RUN_DEAD
+                } else if let Some(&j) = index.get(&d) {
+                    j
+                } else {
+                    if states.len() >= ITER_DFA_STATES {
+                        return None;
+                    }
+                    index.insert(d, states.len() as u8);
+                    states.push(d);
+                    (states.len() - 1) as u8
+                };
+                by_class[c] = Some(j);
+                row[b as usize] = j;
+            }
+            next.extend_from_slice(&row);
+            ends.push(self.cache.exprs.is_nullable(e));
+            i += 1;
+        }
+        Some(IterDfa::from_parts(next, ends))
     }
 
     /// Registers the nodes of `seed` after up to `k` + twice the horizon iterations (a
@@ -396,29 +523,26 @@ impl DerivreLexer {
         h: u32,
         budget: &mut u32,
         and: bool,
-        room: &mut Option<u64>,
+        room: &mut Option<i64>,
     ) -> ExprRef {
         if *budget == 0 {
             return e;
         }
         *budget -= 1;
         match self.cache.exprs.get_tag(e) as u8 {
-            tag::REPEAT => match self.repeat_bounds(e) {
-                Some((b, unit))
-                    if and
-                        && b.0 <= iterations(h, unit) + 1
-                        && b.1 != u32::MAX
-                        && b.1 > iterations(h, unit) =>
-                {
-                    // Bytes that start fewer than `b.1` iterations (fewer than `b.1 - 1`
-                    // whole ones): at least `(b.1 - 1) * unit`.
-                    let bytes = u64::from(b.1 - 1) * u64::from(unit);
-                    *room = Some(room.map_or(bytes, |r| r.min(bytes)));
+            tag::REPEAT => match self.repeat_at(e, h) {
+                Some((b, it, unit)) if and && b.0 <= it + 1 && b.1 != u32::MAX && b.1 > it => {
+                    // A token and one byte more start at most `it + 1` iterations; a
+                    // completion of `c` bytes at most `(c - 1) / unit + 1` more, which must
+                    // leave one of the `b.1` (as the room check always has): `c` at most
+                    // `(b.1 - 2 - it) * unit`.
+                    let slack = (i64::from(b.1) - 2 - i64::from(it)) * i64::from(unit);
+                    *room = Some(room.map_or(slack, |r| r.min(slack)));
                     let body = self.cache.exprs.get_args(e)[0];
                     self.cache.exprs.mk_repeat(body, b.0, u32::MAX)
                 }
-                Some((b, unit)) if !and && relaxes(b, iterations(h, unit)) => {
-                    let (min, max) = relaxed(b, iterations(h, unit));
+                Some((b, it, _)) if !and && relaxes(b, it) => {
+                    let (min, max) = relaxed(b, it);
                     let body = self.cache.exprs.get_args(e)[0];
                     self.cache.exprs.mk_repeat(body, min, max)
                 }

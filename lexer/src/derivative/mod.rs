@@ -47,7 +47,7 @@ use crate::lexer::EMPTY;
 use crate::prefixes::{
     live_depth, walk_new_states, CharClass, ClassRepeat, LiveDepth, UNBOUNDED_WALK_DEPTH, WALK_FUEL,
 };
-use crate::runs::{RunDfa, RUN_DEAD};
+use crate::runs::{IterDfa, RunDfa, RUN_DEAD};
 use crate::spec::fold;
 use crate::{
     Containment, Error, ErrorKind, LexemeIdx, LexemeSet, Lexer, LexerLimits, LexerSpec, RegexSpec,

@@ -104,9 +104,7 @@ impl DerivreLexer {
         }
         let body = x.get_args(a)[0];
         match self.repeat_bounds(a) {
-            Some(((min, max), _)) if max != u32::MAX || min > 0 => {
-                Ok(Some((lx, body, rest, min, max)))
-            }
+            Some((min, max)) if max != u32::MAX || min > 0 => Ok(Some((lx, body, rest, min, max))),
             _ => Ok(None),
         }
     }

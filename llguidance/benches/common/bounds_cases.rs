@@ -204,6 +204,24 @@ pub fn cases() -> Vec<Case> {
         json!({"type": "string", "pattern": "^(\\w+ ){0,500}\\w+$"}),
         json_str(&vec!["word"; 480].join(" ")),
     ));
+    // Up to 100 words beside a length bound (MaskBench's Github_easy---o21053): fewer words
+    // than the longest token has bytes; and the same words, unbounded (the 3x goal's
+    // reference).
+    let sentence = words(520);
+    let sentence = json_str(sentence.trim_end());
+    let up_to_100 = json!({"type": "string", "minLength": 1, "maxLength": 5000,
+        "pattern": "^$|(^(?:\\S+\\s+){0,99}\\S+$)"});
+    v.push(schema(
+        "maxLength 5000 + up to 100 words, 20",
+        up_to_100.clone(),
+        json_str(words(110).trim_end()),
+    ));
+    v.push(schema("maxLength 5000 + up to 100 words, 98", up_to_100, sentence.clone()));
+    v.push(schema(
+        "words, unbounded",
+        json!({"type": "string", "pattern": "^$|(^(?:\\S+\\s+)*\\S+$)"}),
+        sentence,
+    ));
     // A thinking section with a character budget (XGrammar's `max_chars`), as a structural tag.
     let tag = json!({"type": "structural_tag", "format": {"type": "tag", "begin": "<think>",
         "content": {"type": "any_text", "max_chars": 8000}, "end": "</think>"}});
