@@ -2,6 +2,15 @@
 //! token reads as such characters: what a mask near the repeat's bound keeps (the run twins
 //! of `DerivreLexer::run_bound`; `slicer::RunTable`).
 
+/// FNV-1a over an automaton's table and its per-state flags.
+fn fingerprint(next: &[u8], flags: &[bool]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in next.iter().copied().chain(flags.iter().map(|&d| u8::from(d))) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
 /// No transition in a [`RunDfa`].
 pub const RUN_DEAD: u8 = u8::MAX;
 
@@ -31,12 +40,8 @@ impl RunDfa {
     #[cfg_attr(not(feature = "derivre"), allow(dead_code))]
     pub(crate) fn from_parts(next: Vec<u8>, done: Vec<bool>) -> RunDfa {
         debug_assert_eq!(next.len(), done.len() * 256);
-        // FNV-1a over the table and the done flags.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in next.iter().copied().chain(done.iter().map(|&d| u8::from(d))) {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        RunDfa { next, done, fingerprint: h }
+        let fingerprint = fingerprint(&next, &done);
+        RunDfa { next, done, fingerprint }
     }
 
     /// The state after `byte` from `state` ([`RUN_DEAD`]: none).
@@ -107,11 +112,8 @@ impl IterDfa {
     pub fn from_parts(next: Vec<u8>, ends: Vec<bool>) -> IterDfa {
         debug_assert_eq!(next.len(), ends.len() * 256);
         debug_assert!(ends.len() <= ITER_STATES);
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in next.iter().copied().chain(ends.iter().map(|&d| u8::from(d))) {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        IterDfa { next, ends, fingerprint: h }
+        let fingerprint = fingerprint(&next, &ends);
+        IterDfa { next, ends, fingerprint }
     }
 
     /// The number of states.

@@ -432,44 +432,9 @@ impl DerivreLexer {
         }
     }
 
-    /// The automaton of a repeat's body ([`IterDfa`]): its derivatives by the bytes of
-    /// each class, at most [`ITER_DFA_STATES`] of them.
+    /// The automaton of a repeat's body ([`IterDfa`]), at most [`ITER_DFA_STATES`] states.
     fn build_iter_dfa(&mut self, body: ExprRef) -> Option<IterDfa> {
-        let mut states = vec![body];
-        let mut index: HashMap<ExprRef, u8> = HashMap::new();
-        index.insert(body, 0);
-        let (mut next, mut ends) = (Vec::new(), Vec::new());
-        let mut i = 0;
-        while i < states.len() {
-            let e = states[i];
-            let mut by_class = [None::<u8>; 256];
-            let mut row = [RUN_DEAD; 256];
-            for b in 0..=255u8 {
-                let c = self.class_of[b as usize] as usize;
-                if let Some(j) = by_class[c] {
-                    row[b as usize] = j;
-                    continue;
-                }
-                let d = self.cache.deriv.derivative(&mut self.cache.exprs, e, b);
-                let j = if d == ExprRef::NO_MATCH {
-                    RUN_DEAD
-                } else if let Some(&j) = index.get(&d) {
-                    j
-                } else {
-                    if states.len() >= ITER_DFA_STATES {
-                        return None;
-                    }
-                    index.insert(d, states.len() as u8);
-                    states.push(d);
-                    (states.len() - 1) as u8
-                };
-                by_class[c] = Some(j);
-                row[b as usize] = j;
-            }
-            next.extend_from_slice(&row);
-            ends.push(self.cache.exprs.is_nullable(e));
-            i += 1;
-        }
+        let (next, ends) = self.body_automaton(body, ITER_DFA_STATES, false)?;
         Some(IterDfa::from_parts(next, ends))
     }
 

@@ -143,20 +143,33 @@ impl DerivreLexer {
     }
 
     fn build_run_dfa(&mut self, body: ExprRef) -> Option<RunDfa> {
+        let (next, done) = self.body_automaton(body, RUN_DFA_STATES, true)?;
+        Some(RunDfa::from_parts(next, done))
+    }
+
+    /// The automaton of `body`'s derivatives, from `body` (state 0): `next[state * 256 +
+    /// byte]` ([`RUN_DEAD`] where the derivative matches nothing) and each state's nullable
+    /// flag; `None` past `max` states (at most 255), and with `prefix_code` where `body`
+    /// is nullable or a nullable state continues (a character that a longer one extends).
+    /// Bytes of one class have the same derivatives (the classes split the bytes by every
+    /// byte set of the lexemes, which `body` is part of).
+    pub(super) fn body_automaton(
+        &mut self,
+        body: ExprRef,
+        max: usize,
+        prefix_code: bool,
+    ) -> Option<(Vec<u8>, Vec<bool>)> {
         let mut states = vec![body];
         let mut index: HashMap<ExprRef, u8> = HashMap::new();
         index.insert(body, 0);
-        let mut next = Vec::new();
-        let mut done = Vec::new();
+        let (mut next, mut nullables) = (Vec::new(), Vec::new());
         let mut i = 0;
         while i < states.len() {
             let e = states[i];
             let nullable = self.cache.exprs.is_nullable(e);
-            if nullable && i == 0 {
+            if prefix_code && nullable && i == 0 {
                 return None;
             }
-            // Bytes of one class have the same derivatives (the classes split the bytes by
-            // every byte set of the lexemes, which `body` is part of).
             let mut by_class = [None::<u8>; 256];
             let mut row = [RUN_DEAD; 256];
             for b in 0..=255u8 {
@@ -170,14 +183,13 @@ impl DerivreLexer {
                     by_class[c] = Some(RUN_DEAD);
                     continue;
                 }
-                if nullable {
-                    // A character that a longer one extends.
+                if prefix_code && nullable {
                     return None;
                 }
                 let j = match index.get(&d) {
                     Some(&j) => j,
                     None => {
-                        if states.len() >= RUN_DFA_STATES {
+                        if states.len() >= max {
                             return None;
                         }
                         let j = states.len() as u8;
@@ -190,10 +202,10 @@ impl DerivreLexer {
                 by_class[c] = Some(j);
             }
             next.extend_from_slice(&row);
-            done.push(nullable);
+            nullables.push(nullable);
             i += 1;
         }
-        Some(RunDfa::from_parts(next, done))
+        Some((next, nullables))
     }
 
     /// Whether no byte that starts a character of `body` starts a string of `rest`.
