@@ -40,9 +40,9 @@ pub(crate) fn mask_state<'a>(
     real: StateId,
 ) -> (StateId, Near<'a>) {
     let at = p.lexer_mut().mask_twin(real).unwrap_or(real);
-    // A repeat whose body's length did not relax it: the vocabulary's iteration limits for
-    // its body, by which the twins of the states after this one relax (this one's, made
-    // without, is sound).
+    // A repeat that twin found (a body of 2 bytes or more): the vocabulary's iteration
+    // limits for its body, by which the twins of the states after this one relax (this
+    // one's, made without them, is sound).
     for dfa in p.lexer_mut().take_new_iter_dfas() {
         if !shared.plain {
             let limits = shared.iteration_limits(&dfa);

@@ -66,7 +66,8 @@ const FORCED_MEMO: usize = 4096;
 /// rebuilt tables 52 times (1-2.6 ms each, in the middle of a value).
 const RUN_TABLES: usize = 16;
 
-/// Entries of [`Shared::iter_limits`] (each ~0.5 KB and its automaton's table).
+/// Entries of [`Shared::iter_limits`] (each ~0.5 KB of limits and its automaton's table,
+/// at most 16 KB).
 const ITER_LIMITS: usize = 256;
 
 /// [`Shared::run_tables`]: the tables with their last use, and the use clock.

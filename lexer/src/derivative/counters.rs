@@ -77,11 +77,11 @@ struct Seed {
     max: u32,
     /// Bytes an iteration reads at least (1 or more: [`exprs::min_len`] of the body).
     unit: u32,
-    /// The body's automaton (at most [`ITER_DFA_STATES`] states; built where the body's
-    /// least length did not relax the bound, for a body of 2 bytes or more: a character's
-    /// tokens of `h` bytes start `h`), and the vocabulary's iteration limits for it once the
-    /// matcher gives them: `limits[h]`, the most iterations a token of at most `h` bytes
-    /// starts ([`DerivreLexer::set_iteration_limits`]).
+    /// The body's automaton (at most [`ITER_DFA_STATES`] states; built once, when the seed
+    /// is found, for a body of 2 bytes or more: a character's tokens of `h` bytes start
+    /// `h`), and the vocabulary's iteration limits for it once the matcher gives them:
+    /// `limits[h]`, the most iterations a token of at most `h` bytes starts
+    /// ([`DerivreLexer::set_iteration_limits`]).
     iter_tried: bool,
     iter_dfa: Option<Arc<IterDfa>>,
     limits: Option<Arc<[u32]>>,
