@@ -72,6 +72,6 @@ pub use lexer::{Checked, Containment, Lexer, StateFlags, Step};
 pub use limits::LexerLimits;
 pub use memo::{lock_cache, read_cache, write_cache, ProcessMemo};
 pub use parsed::{regex_check, regex_class_repetition, regex_nullable};
-pub use runs::{IterDfa, RunDfa, RUN_DEAD};
+pub use runs::{IterDfa, RunDfa, ITER_STATES, RUN_DEAD};
 pub use spec::{LexemeClass, LexemeKind, LexemeSpec, LexerSpec, RegexSpec};
 pub use tokenize::{tokenize, Token, TokenizeError};
