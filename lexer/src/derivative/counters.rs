@@ -77,12 +77,10 @@ struct Seed {
     max: u32,
     /// Bytes an iteration reads at least (1 or more: [`exprs::min_len`] of the body).
     unit: u32,
-    /// The body's automaton (at most [`ITER_DFA_STATES`] states; built once, when the seed
-    /// is found, for a body of 2 bytes or more: a character's tokens of `h` bytes start
-    /// `h`), and the vocabulary's iteration limits for it once the matcher gives them:
+    /// The body's automaton ([`DerivreLexer::iter_dfa`], built when the seed is found), and
+    /// the vocabulary's iteration limits for it once the matcher gives them:
     /// `limits[h]`, the most iterations a token of at most `h` bytes starts
     /// ([`DerivreLexer::set_iteration_limits`]).
-    iter_tried: bool,
     iter_dfa: Option<Arc<IterDfa>>,
     limits: Option<Arc<[u32]>>,
     /// The nodes after `0..=registered` iterations are in [`Counters::nodes`].
@@ -354,23 +352,15 @@ impl DerivreLexer {
             if let Some(&(min, max)) = found {
                 let mut budget = RELAX_NODES;
                 let unit = exprs::min_len(x, body, &mut budget).max(1);
+                // Built where the value starts, not at a mask deep into it (as the run
+                // tables).
+                let iter_dfa = self.iter_dfa(body, unit, (min, max));
                 let c = &mut self.cache.counters;
                 let seed = c.seeds.len() as u32;
-                c.seeds.push(Seed {
-                    body,
-                    min,
-                    max,
-                    unit,
-                    iter_tried: false,
-                    iter_dfa: None,
-                    limits: None,
-                    registered: 0,
-                });
+                c.seeds.push(Seed { body, min, max, unit, iter_dfa, limits: None, registered: 0 });
                 c.nodes.insert(e, (seed, 0));
                 self.register_ahead(seed, 0);
                 self.register_to(seed, SEED_AHEAD);
-                // Where the value starts, not at a mask deep into it (as the run tables).
-                self.want_limits(seed);
             }
         }
     }
@@ -387,23 +377,6 @@ impl DerivreLexer {
         let (b, seed) = self.repeat_seed(e)?;
         let s = &self.cache.counters.seeds[seed as usize];
         Some((b, s.iterations(h), s.unit))
-    }
-
-    /// The automaton of `seed`'s body, once, for the vocabulary's limits (a body of at
-    /// least 2 bytes, a bound a twin at [`MIN_HORIZON`] relaxes: an email's `(\.octet){3}`
-    /// would cost a vocabulary scan for nothing): asked when the seed is found.
-    fn want_limits(&mut self, seed: u32) {
-        let s = &mut self.cache.counters.seeds[seed as usize];
-        if s.iter_tried || s.limits.is_some() || s.unit < 2 || !relaxes((s.min, s.max), MIN_HORIZON)
-        {
-            return;
-        }
-        s.iter_tried = true;
-        let body = s.body;
-        let Some(d) = self.build_iter_dfa(body).map(Arc::new) else { return };
-        let c = &mut self.cache.counters;
-        c.seeds[seed as usize].iter_dfa = Some(d.clone());
-        c.new_iter_dfas.push(d);
     }
 
     fn repeat_seed(&mut self, e: ExprRef) -> Option<((u32, u32), u32)> {
@@ -432,10 +405,18 @@ impl DerivreLexer {
         }
     }
 
-    /// The automaton of a repeat's body ([`IterDfa`]), at most [`ITER_DFA_STATES`] states.
-    fn build_iter_dfa(&mut self, body: ExprRef) -> Option<IterDfa> {
+    /// The automaton of a repeat's body ([`IterDfa`], at most [`ITER_DFA_STATES`] states),
+    /// queued for the vocabulary's limits: for a body of at least 2 bytes (a character's
+    /// tokens of `h` bytes start `h`) and a bound a twin at [`MIN_HORIZON`] relaxes (an
+    /// email's `(\.octet){3}` would cost a vocabulary scan for nothing).
+    fn iter_dfa(&mut self, body: ExprRef, unit: u32, bounds: (u32, u32)) -> Option<Arc<IterDfa>> {
+        if unit < 2 || !relaxes(bounds, MIN_HORIZON) {
+            return None;
+        }
         let (next, ends) = self.body_automaton(body, ITER_DFA_STATES, false)?;
-        Some(IterDfa::from_parts(next, ends))
+        let d = Arc::new(IterDfa::from_parts(next, ends));
+        self.cache.counters.new_iter_dfas.push(d.clone());
+        Some(d)
     }
 
     /// Registers the nodes of `seed` after up to `k` + twice the horizon iterations (a
