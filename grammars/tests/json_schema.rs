@@ -4,6 +4,7 @@
 mod common;
 
 use common::Checker;
+use grammars::json_schema::{LONG_STRING, LONG_STRING_CHUNK};
 use serde_json::json;
 
 fn check(schema: serde_json::Value, good: &[&str], bad: &[&str]) {
@@ -562,7 +563,7 @@ fn a_long_chain_of_definitions_is_productive_or_not() {
     assert!(e.as_deref().is_some_and(|e| e.contains("unsatisfiable")), "{e:?}");
 }
 
-/// Strings bounded by length alone past 4,096 characters are chunked into a sub-grammar
+/// Strings bounded by length alone past `LONG_STRING` characters are chunked into a sub-grammar
 /// (`long_string.rs`): the same strings exactly, at every length around the bounds and the
 /// chunk boundaries, with escapes and multi-byte characters counted as one character, no
 /// whitespace between chunks, in objects and arrays and beside a short string.
@@ -573,8 +574,14 @@ fn long_strings_are_chunked_exactly() {
         let s: String = (0..n).map(|i| unit[i % unit.len()]).collect();
         format!("\"{s}\"")
     };
-    let bounds: [(usize, Option<usize>); 5] =
-        [(0, Some(5000)), (5000, Some(5300)), (4097, None), (0, Some(4200)), (5120, Some(5120))];
+    let (k, long) = (LONG_STRING_CHUNK as usize, LONG_STRING as usize);
+    let bounds: [(usize, Option<usize>); 5] = [
+        (0, Some(long + 808)),
+        (long + 808, Some(long + 1108)),
+        (long + 1, None),
+        (0, Some(long + 104)),
+        (k + 1024, Some(k + 1024)),
+    ];
     for (lo, hi) in bounds {
         let mut schema = json!({"type": "string", "minLength": lo});
         if let Some(h) = hi {
@@ -582,8 +589,8 @@ fn long_strings_are_chunked_exactly() {
         }
         let c = Checker::new(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
         let top = hi.unwrap_or(lo + 200);
-        // Around the ends of the first chunks (`long_string::CHUNK`, 2,048 characters).
-        let mut lens = vec![0, 1, 2047, 2048, 2049, 4095, 4096, 4097, lo, top, top + 1];
+        // Around the ends of the first chunks.
+        let mut lens = vec![0, 1, k - 1, k, k + 1, 2 * k - 1, 2 * k, 2 * k + 1, lo, top, top + 1];
         lens.extend([lo.saturating_sub(1), lo + 1, top.saturating_sub(1)]);
         for n in lens {
             let want = n >= lo && hi.is_none_or(|h| n <= h);
@@ -591,7 +598,7 @@ fn long_strings_are_chunked_exactly() {
         }
         // Nothing between chunks, or after the opening quote: whitespace there is characters
         // (counted) or, raw newlines, invalid; never a skip.
-        let s: String = "b".repeat(2048);
+        let s: String = "b".repeat(k);
         assert!(!c.accepts(&format!("\"{s}\" \"{s}\"")), "{schema}: two strings");
         assert!(!c.accepts(&format!("\"{s}\n{s}\"")), "{schema}: a raw newline between chunks");
         assert!(!c.accepts("\"\nb\""), "{schema}: a raw newline after the quote");
@@ -603,16 +610,16 @@ fn long_strings_are_chunked_exactly() {
     // Inside an object, with a second long string of the same bound (one sub-grammar) and a
     // short one.
     let schema = json!({"type": "object", "properties": {
-        "a": {"type": "string", "maxLength": 5000},
-        "b": {"type": "string", "maxLength": 5000},
+        "a": {"type": "string", "maxLength": long + 808},
+        "b": {"type": "string", "maxLength": long + 808},
         "c": {"type": "string", "maxLength": 5}},
         "required": ["a", "b", "c"], "additionalProperties": false});
     let set = grammars::json_schema::compile_schema(&schema).unwrap();
     assert_eq!(set.grammars.len(), 2, "one sub-grammar for both long strings");
     let c = Checker::new(&schema).unwrap();
-    let ok = format!(r#"{{"a": {}, "b": {}, "c": "12345"}}"#, text(4999), text(5000));
+    let ok = format!(r#"{{"a": {}, "b": {}, "c": "12345"}}"#, text(long + 807), text(long + 808));
     assert!(c.accepts(&ok));
-    let bad = format!(r#"{{"a": {}, "b": {}, "c": "1"}}"#, text(5001), text(3));
+    let bad = format!(r#"{{"a": {}, "b": {}, "c": "1"}}"#, text(long + 809), text(3));
     assert!(!c.accepts(&bad));
 }
 
@@ -626,8 +633,13 @@ fn long_class_strings_are_chunked_exactly() {
     let text = |n: usize| -> String { (0..n).map(|i| unit[i % unit.len()]).collect() };
     let q = |s: &str| format!("\"{s}\"");
     let class = "^[a-zé😀 ]*$";
-    let bounds: [(usize, Option<usize>); 4] =
-        [(0, Some(100_000)), (5000, None), (4500, Some(4500)), (1, Some(6000))];
+    let (k, long) = (LONG_STRING_CHUNK as usize, LONG_STRING as usize);
+    let bounds: [(usize, Option<usize>); 4] = [
+        (0, Some(100_000)),
+        (long + 808, None),
+        (long + 308, Some(long + 308)),
+        (1, Some(long + 1808)),
+    ];
     for (lo, hi) in bounds {
         let mut schema = json!({"type": "string", "minLength": lo, "pattern": class});
         if let Some(h) = hi {
@@ -636,16 +648,27 @@ fn long_class_strings_are_chunked_exactly() {
         let set = grammars::json_schema::compile_schema(&schema).unwrap();
         assert_eq!(set.grammars.len(), 2, "{schema}: a long string's sub-grammar");
         let c = Checker::new(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
-        let top = hi.unwrap_or(lo + 300).min(9000);
-        for n in
-            [0, 1, 2047, 2048, 2049, 4096, 4097, lo.saturating_sub(1), lo, lo + 1, top, top + 1]
-        {
+        let top = hi.unwrap_or(lo + 300).min(2 * k + 808);
+        for n in [
+            0,
+            1,
+            k - 1,
+            k,
+            k + 1,
+            2 * k,
+            2 * k + 1,
+            lo.saturating_sub(1),
+            lo,
+            lo + 1,
+            top,
+            top + 1,
+        ] {
             let want = n >= lo && hi.is_none_or(|h| n <= h);
             assert_eq!(c.accepts(&q(&text(n))), want, "{schema}: length {n}");
         }
         // A character outside the class, before, at and after a chunk's end.
-        let n = lo.max(4200);
-        for at in [10, 2047, 2048, 4100] {
+        let n = lo.max(2 * k + 104);
+        for at in [10, k - 1, k, 2 * k + 4] {
             let mut s: Vec<char> = text(n).chars().collect();
             s[at] = 'Q';
             let s: String = s.into_iter().collect();

@@ -8,7 +8,7 @@
 //! Run: `cargo bench -p llguidance --bench bounds` (o200k; `BOUNDS_TOKENIZER=path` for
 //! another tokenizer, e.g. `../shared/tokenizers/llama3.tokenizer.json`; `BOUNDS_CASE=text` for
 //! the cases whose name holds it; `BOUNDS_DUMP=path` writes the cases as JSON lines instead;
-//! `BOUNDS_TOP=1` lists each case's slowest masks).
+//! `BOUNDS_TOP=1` lists each case's 8 slowest masks, `BOUNDS_TOP=N` its N slowest).
 
 use std::time::Instant;
 
@@ -68,7 +68,13 @@ fn main() {
             for (what, t) in [("", &times), ("warm ", &warm)] {
                 let mut top: Vec<(f64, usize)> = t.iter().copied().zip(0..).collect();
                 top.sort_by(|a, b| b.0.total_cmp(&a.0));
-                top.truncate(8);
+                top.truncate(
+                    std::env::var("BOUNDS_TOP")
+                        .ok()
+                        .and_then(|v| v.parse().ok())
+                        .filter(|&n: &usize| n > 1)
+                        .unwrap_or(8),
+                );
                 println!("  {what}slowest (µs, token index of {}): {top:.1?}", t.len());
             }
         }

@@ -403,21 +403,23 @@ fn boundary_proofs_equal_the_plain_walk() {
     let eos = vocab.eos_tokens().to_vec();
     let class = r#"[^"\\\x00-\x1f<\[{!]"#;
     let plain = slicer::PLAIN_STRING_CLASS;
+    let k = grammars::json_schema::LONG_STRING_CHUNK as usize;
+    let long = grammars::json_schema::LONG_STRING;
     let grammars = [
         // (grammar, characters before the first lexeme end)
         (
             GrammarSource::JsonSchema(json!({"type": "string", "maxLength": 100_000}).to_string()),
-            2048,
+            k,
         ),
-        (GrammarSource::JsonSchema(json!({"type": "string", "minLength": 5000}).to_string()), 4096),
+        (GrammarSource::JsonSchema(json!({"type": "string", "minLength": long + 1}).to_string()), k),
         (
             GrammarSource::JsonSchema(
-                json!({"type": "object", "properties": {"a": {"type": "string", "maxLength": 9000},
-                    "b": {"type": "integer"}}, "required": ["a", "b"],
+                json!({"type": "object", "properties": {
+                    "a": {"type": "string", "maxLength": long + 808}, "b": {"type": "integer"}}, "required": ["a", "b"],
                     "additionalProperties": false})
                 .to_string(),
             ),
-            2048 + 6,
+            k + 6,
         ),
         (GrammarSource::Lark(format!("start: A B \"!\"\nA: /{class}{{12}}/\nB: /{class}*/\n")), 12),
         // The slices' own class (every run of it ends the first lexeme at once): the next
@@ -432,9 +434,9 @@ fn boundary_proofs_equal_the_plain_walk() {
         ),
         (
             GrammarSource::JsonSchema(
-                json!({"type": "string", "minLength": 4097, "maxLength": 4097}).to_string(),
+                json!({"type": "string", "minLength": long + 1, "maxLength": long + 1}).to_string(),
             ),
-            4096,
+            k,
         ),
         // The next lexeme takes some of the slices' first characters, not all of them.
         (GrammarSource::Lark(format!("start: A B \"!\"\nA: /{class}{{12}}/\nB: /[a-z ]*/\n")), 12),

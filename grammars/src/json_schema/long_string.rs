@@ -1,5 +1,5 @@
 //! Long strings: a JSON string constrained by its length alone, past [`LONG`] characters
-//! (`maxLength: 100000`, `minLength: 5000`), is not one lexeme but a sub-grammar of chunks.
+//! (`maxLength: 100000`, `minLength: 10000`), is not one lexeme but a sub-grammar of chunks.
 //! Shorter bounds stay one lexeme: a mask near a chunk's end walks the tokens that cross it
 //! through the parser (milliseconds at 200k tokens), which costs more than the states of a
 //! short bound.
@@ -27,14 +27,18 @@ use crate::ir::{Expr, Grammar, GrammarOptions, Rule, RuleAttrs};
 
 /// Characters per chunk. A chunk's positions with more room than the longest token share
 /// one mask (the lexer's counter twins), so what costs is a chunk's end, where every token
-/// crosses into the next chunk through the parser (~3 ms at o200k): fewer ends, a lower
-/// p99 (bounds bench, 20,000 characters, o200k: 256: p50 9.9 µs, p99 3,156 µs; 1,024: 8.2 /
-/// 783; 2,048: 8.5 / 239). A chunk and a tail of 2,048 positions keep within the lexer's
-/// states (a 99,000-character value of escapes, emoji and CJK is accepted).
-pub(crate) const CHUNK: u32 = 2048;
-/// A bound past this many characters makes a string long (one lexeme holds ~8,000
-/// characters within 50,000 lexer states, a fifth of `LexerLimits::max_states`).
-pub(crate) const LONG: u32 = 4096;
+/// crosses into the next chunk through the parser: fewer ends, fewer such masks (bounds
+/// bench, 20,000 characters, o200k: 256: p50 9.9 µs, p99 3,156 µs; 1,024: 8.2 / 783;
+/// 2,048: 8.5 / 239; Llama 3, 2,048: 0.7 / 70.6, warm 14.5; 8,192: 1.1 / 41.7, warm 10.4,
+/// the ends then 1.3 % of the masks). A chunk and a tail of 8,192 positions keep within the
+/// lexer's states (at most ~6 a character: a 99,000-character value of escapes and emoji is
+/// accepted, `llg check` RSS as with 2,048).
+pub const CHUNK: u32 = 8192;
+/// A bound past this many characters makes a string long. Up to it a string is one lexeme
+/// (at most ~49,000 lexer states, a fifth of `LexerLimits::max_states`) whose positions
+/// near the bound take the run twin's mask (`minLength: 5000`, 6,000 characters, Llama 3:
+/// p99 3.5 µs, where chunks of 2,048 cost 107 µs at their ends).
+pub const LONG: u32 = CHUNK;
 
 /// Whether a string of these lengths is chunked.
 pub(crate) fn is_long(len: LengthBounds) -> bool {

@@ -88,6 +88,9 @@ mod ecma;
 pub(crate) use ecma::{format_spec, translate_pattern};
 mod emit;
 mod long_string;
+/// Where a JSON string bounded by length alone is chunked: past `LONG_STRING` characters,
+/// in chunks of `LONG_STRING_CHUNK` (the module `long_string`).
+pub use long_string::{CHUNK as LONG_STRING_CHUNK, LONG as LONG_STRING};
 mod numbers;
 pub(crate) mod resolve;
 mod schema;
