@@ -36,9 +36,9 @@ impl std::hash::Hash for RunDfa {
 }
 
 impl RunDfa {
-    /// The automaton of `next` (256 entries per state) and `done` (one per state).
-    #[cfg_attr(not(feature = "derivre"), allow(dead_code))]
-    pub(crate) fn from_parts(next: Vec<u8>, done: Vec<bool>) -> RunDfa {
+    /// The automaton of `next` (256 entries per state, [`RUN_DEAD`] or a state) and
+    /// `done` (one per state).
+    pub fn from_parts(next: Vec<u8>, done: Vec<bool>) -> RunDfa {
         debug_assert_eq!(next.len(), done.len() * 256);
         let fingerprint = fingerprint(&next, &done);
         RunDfa { next, done, fingerprint }

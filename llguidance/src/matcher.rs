@@ -25,6 +25,16 @@ enum Backend {
     TokenDfa(index::Guide),
 }
 
+/// How the last mask was computed (`Matcher::last_at`).
+#[derive(Clone)]
+enum LastAt {
+    /// As the mask of the state (row, state), a counter twin: the positions of a bounded
+    /// string with the same twin share it as an unbounded string's share its one state.
+    Twin(u32, lexer::StateId),
+    /// At the row, as a run twin's mask restricted to a bound (`near_bound::narrows`).
+    Run(u32, lexer::RunBound),
+}
+
 /// Why a matcher stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopReason {
@@ -68,10 +78,9 @@ pub struct Matcher {
     /// position often stays the same from token to token, and so does the mask. Cleared
     /// by a rollback.
     last_mask: Option<((u32, lexer::StateId), TokenSet)>,
-    /// The position `last_mask` is the mask of as computed, a counter twin's where it was
-    /// one's (`None`: a mask finished for its own state): the positions of a bounded
-    /// string with the same twin share it as an unbounded string's share its one state.
-    last_at: Option<(u32, lexer::StateId)>,
+    /// How `last_mask` was computed, where a later position may reuse it (`None`: a mask
+    /// finished for its own state).
+    last_at: Option<LastAt>,
     /// Masks answered from `last_mask`.
     mask_cache_hits: u64,
     /// The cancellation request, once enabled ([`Matcher::into_cancellable`]).
@@ -131,6 +140,9 @@ pub struct SliceStats {
     /// Masks within the longest token of a bound: a run twin's mask, less the tokens whose
     /// leading run does not fit (see `lexer::DerivreLexer::run_bound`).
     pub runs: u64,
+    /// Of those, the masks narrowed from the last one in place (the same run twin, a
+    /// smaller maximum).
+    pub narrowed: u64,
     /// Masks where a lexeme must end within the slices' runs (a chunk of a long string
     /// near its end): the walked slices' subtrees past the end proven whole where the
     /// next lexeme contains the slice.
@@ -478,10 +490,37 @@ impl Matcher {
                     let (at, near) = near_bound::mask_state(p, &m.shared, &mut m.slicing, real);
                     let same = matches!(near, near_bound::Near::Same);
                     if let Some(last) = m.last_mask.as_mut().filter(|_| same) {
-                        if m.last_at == Some((key.0, at)) {
+                        if matches!(m.last_at, Some(LastAt::Twin(r, s)) if (r, s) == (key.0, at)) {
                             last.0 = key;
                             m.mask_cache_hits += 1;
                             return Ok(None);
+                        }
+                    }
+                    // Nearer the bound, the last mask restricted in place when it was this
+                    // run twin's, whole or narrowed (no copy of the twin's mask;
+                    // `near_bound::narrows`).
+                    if let near_bound::Near::Run(rb) = &near {
+                        let plain = !p.has_token_terminals();
+                        let from = match m.last_at.take() {
+                            Some(LastAt::Run(row, from))
+                                if near_bound::narrows(row, &from, key.0, rb) =>
+                            {
+                                Some(Some(from))
+                            }
+                            Some(LastAt::Twin(row, s)) if plain && (row, s) == (key.0, rb.twin) => {
+                                Some(None)
+                            }
+                            _ => None,
+                        };
+                        if let (Some(from), Some(last)) = (from, m.last_mask.as_mut()) {
+                            let mask = &mut last.1;
+                            near_bound::narrow(&m.shared, &mut m.slicing, from.as_ref(), rb, mask);
+                            // Empty: computed in full below (which reports it).
+                            if !mask.is_empty() {
+                                last.0 = key;
+                                m.last_at = Some(LastAt::Run(key.0, rb.clone()));
+                                return Ok(None);
+                            }
                         }
                     }
                     let walks = m.template.as_deref().map(|t| crate::slicing::TemplateWalks {
@@ -558,6 +597,12 @@ impl Matcher {
                             mask
                         }
                     };
+                    let run = match &near {
+                        near_bound::Near::Run(rb) if !p.has_token_terminals() => {
+                            Some(LastAt::Run(key.0, rb.clone()))
+                        }
+                        _ => None,
+                    };
                     let mask = near_bound::finish(near, p, &m.shared, &mut m.slicing, walks, mask)?;
                     if mask.is_empty() {
                         // Never an empty mask: a server cannot sample from one. The sticky
@@ -570,7 +615,7 @@ impl Matcher {
                         ));
                     }
                     m.last_mask = Some((key, mask));
-                    m.last_at = same.then_some((key.0, at));
+                    m.last_at = if same { Some(LastAt::Twin(key.0, at)) } else { run };
                     Ok(None)
                 }
                 Backend::TokenDfa(g) => g
@@ -896,6 +941,7 @@ impl Matcher {
             twins: self.slicing.twins,
             splits: self.slicing.splits,
             runs: self.slicing.runs,
+            narrowed: self.slicing.narrowed,
             boundaries: self.slicing.boundaries,
         }
     }

@@ -5,7 +5,8 @@
 //!   (`lexer::DerivreLexer::mask_twin`): one state for all such positions, whose walks,
 //!   proofs and first-row masks are kept.
 //! - Nearer the bound, a single `B{m,n} R` member: the run twin's mask less the tokens whose
-//!   leading run of `B` does not fit (`lexer::DerivreLexer::run_bound`, `slicer::RunTable`).
+//!   leading run of `B` does not fit (`lexer::DerivreLexer::run_bound`, `slicer::RunTable`);
+//!   from one position to the next, the last mask restricted in place ([`narrows`]).
 //! - Otherwise the twin for tokens of at most `h` bytes gives their part of the mask, and
 //!   the longer ones are walked from the state itself (`slicer::LengthSplit`).
 //!
@@ -16,6 +17,7 @@ use std::sync::Arc;
 
 use earley::Parser;
 use lexer::{DerivreLexer, RunBound, StateId};
+use slicer::RunTable;
 use toktrie::TokenSet;
 
 use crate::shared::Shared;
@@ -86,6 +88,52 @@ pub(crate) fn mask_state<'a>(
     (real, Near::Same)
 }
 
+/// The vocabulary's table for the run automaton `dfa` (the last one used kept at hand).
+fn run_table(shared: &Shared, slicing: &mut Slicing, dfa: &Arc<lexer::RunDfa>) -> Arc<RunTable> {
+    match &slicing.run_table {
+        Some((d, t)) if Arc::ptr_eq(d, dfa) => t.clone(),
+        _ => {
+            let t = shared.run_table(dfa);
+            slicing.run_table = Some((dfa.clone(), t.clone()));
+            t
+        }
+    }
+}
+
+/// Whether the last mask, a run twin's (at row `last_row`, restricted to `last`) in a
+/// grammar without token terminals, narrows to the mask for `rb` at row `row`: the same
+/// twin, automaton and minimum, a maximum no larger. Then the mask is the last one less the
+/// tokens that read more than `rb.max` characters of the run
+/// ([`slicer::RunTable::narrow`], in place): consecutive positions near the end of a
+/// bounded string copy no mask. (The first such position restricts the mask of the
+/// counter twin before it, where that is the run twin.) Without token terminals only,
+/// which a finished mask adds at its position.
+pub(crate) fn narrows(last_row: u32, last: &RunBound, row: u32, rb: &RunBound) -> bool {
+    last_row == row
+        && last.twin == rb.twin
+        && last.min == rb.min
+        && rb.max <= last.max
+        && Arc::ptr_eq(&last.dfa, &rb.dfa)
+}
+
+/// `mask`, the last mask, restricted to `rb` in place: narrowed from `from` (see
+/// [`narrows`]), or, the run twin's own mask (`None`), restricted.
+pub(crate) fn narrow(
+    shared: &Shared,
+    slicing: &mut Slicing,
+    from: Option<&RunBound>,
+    rb: &RunBound,
+    mask: &mut TokenSet,
+) {
+    slicing.runs += 1;
+    slicing.narrowed += 1;
+    let table = run_table(shared, slicing, &rb.dfa);
+    match from {
+        Some(from) => table.narrow(mask, from.max, rb.max),
+        None => table.restrict(mask, rb.min, rb.max),
+    }
+}
+
 /// The real state's mask from `mask`, the mask at the state [`mask_state`] answered (the
 /// parser back at the real state).
 pub(crate) fn finish(
@@ -100,15 +148,7 @@ pub(crate) fn finish(
         Near::Same => return Ok(mask),
         Near::Run(rb) => {
             slicing.runs += 1;
-            let table = match &slicing.run_table {
-                Some((d, t)) if Arc::ptr_eq(d, &rb.dfa) => t.clone(),
-                _ => {
-                    let t = shared.run_table(&rb.dfa);
-                    slicing.run_table = Some((rb.dfa.clone(), t.clone()));
-                    t
-                }
-            };
-            table.restrict(&mut mask, rb.min, rb.max);
+            run_table(shared, slicing, &rb.dfa).restrict(&mut mask, rb.min, rb.max);
         }
         Near::Split(s) => {
             slicing.splits += 1;

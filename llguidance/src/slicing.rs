@@ -52,6 +52,8 @@ pub(crate) struct Slicing {
     pub(crate) splits: u64,
     /// Masks at a run twin.
     pub(crate) runs: u64,
+    /// Of those, the masks narrowed from the last one.
+    pub(crate) narrowed: u64,
     /// Masks whose walked slices' frontier subtrees may be proven whole (a lexeme ending
     /// within their runs).
     pub(crate) boundaries: u64,

@@ -327,7 +327,7 @@ fn counter_twins_equal_the_plain_walk() {
             r#"{{"type": "structural_tag", "format": {{"type": "tag", "begin": "<think>", "content": {{"type": "any_text", "max_chars": {n}, "max_tokens": 40}}, "end": "</think>"}}}}"#
         )),
     ];
-    let (mut masks, mut twins, mut splits, mut runs) = (0, 0, 0, 0);
+    let (mut masks, mut twins, mut splits, mut runs, mut narrowed) = (0, 0, 0, 0, 0);
     for (gi, src) in grammars.iter().enumerate() {
         let pair = matcher_pairs(&fast_f, &plain_f, gi, src);
         for w in 0..4u64 {
@@ -351,15 +351,74 @@ fn counter_twins_equal_the_plain_walk() {
             twins += fast.slice_stats().twins;
             splits += fast.slice_stats().splits;
             runs += fast.slice_stats().runs;
+            narrowed += fast.slice_stats().narrowed;
         }
     }
     println!(
         "{masks} masks compared, {twins} computed at a counter twin, {splits} split by length, \
-         {runs} at a run twin"
+         {runs} at a run twin ({narrowed} narrowed from the last)"
     );
     assert!(twins > 0, "no mask was computed at a counter twin: the oracle compared nothing");
     assert!(splits > 0, "no mask was split by token length: the oracle compared nothing");
     assert!(runs > 0, "no mask was computed at a run twin: the oracle compared nothing");
+    assert!(narrowed > 0, "no run mask was narrowed from the last: the oracle compared nothing");
+}
+
+/// Run masks narrowed in place from the last one (consecutive positions near a bound)
+/// equal the plain computation's when rollbacks come between them: walks take the longest
+/// token to near the bound, then random tokens, rolling back one to three of them every
+/// other step (the mask after each rollback compared too).
+#[test]
+fn narrowed_run_masks_survive_rollbacks() {
+    let fast_f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let plain_f = fast_f.plain();
+    let vocab = fast_f.tokenizer().vocab().clone();
+    let eos = vocab.eos_tokens().to_vec();
+    let horizon = fast_f.trie().max_token_len();
+    let n = 2 * horizon + 40;
+    let grammars = [
+        GrammarSource::JsonSchema(format!(r#"{{"type": "string", "maxLength": {n}}}"#)),
+        GrammarSource::Lark(format!("start: A \"!\"\nA: /[a-z ]{{0,{n}}}/\n")),
+    ];
+    let mut narrowed = 0;
+    for (gi, src) in grammars.iter().enumerate() {
+        let pair = matcher_pairs(&fast_f, &plain_f, gi, src);
+        for w in 0..3u64 {
+            let mut seed = gi as u64 * 71 + w + 1;
+            let (mut fast, mut plain) = pair();
+            let mut bytes = 0usize;
+            let mut taken: Vec<usize> = Vec::new();
+            for step in 0..300 {
+                let what = format!("grammar {gi} walk {w} step {step}");
+                let near = bytes + horizon + 20 * w as usize > n;
+                if near && step % 2 == 0 && taken.len() > 3 {
+                    let k = 1 + (lcg(&mut seed) % 3) as usize;
+                    fast.rollback(k).unwrap();
+                    plain.rollback(k).unwrap();
+                    for _ in 0..k {
+                        bytes -= taken.pop().expect("taken");
+                    }
+                }
+                let (a, b) = (fast.compute_mask().unwrap(), plain.compute_mask().unwrap());
+                assert!(a == b, "{what}: masks differ");
+                let choices: Vec<TokenId> = a.iter().filter(|t| !eos.contains(t)).collect();
+                if choices.is_empty() {
+                    break;
+                }
+                let t = if near {
+                    choices[lcg(&mut seed) as usize % choices.len()]
+                } else {
+                    *choices.iter().max_by_key(|&&t| vocab.token_bytes(t).len()).expect("some")
+                };
+                fast.consume_token(t).unwrap();
+                plain.consume_token(t).unwrap();
+                taken.push(vocab.token_bytes(t).len());
+                bytes += vocab.token_bytes(t).len();
+            }
+            narrowed += fast.slice_stats().narrowed;
+        }
+    }
+    assert!(narrowed > 0, "no run mask was narrowed from the last: the test compared nothing");
 }
 
 /// A repeat of a repeat (`(([0-9]|[a-f]){2}){32}`, MaskBench's Github_medium---o48549):

@@ -90,6 +90,25 @@ impl RunTable {
         }
     }
 
+    /// `mask` restricted by [`RunTable::restrict`] to `max` characters (with some
+    /// minimum), restricted further to `to` (at most `max`): the tokens that read more
+    /// than `to` characters and at most `max` are removed, in place (the minimum's
+    /// subtraction does not depend on the maximum). Equal to restricting the unrestricted
+    /// mask to `to` with that minimum.
+    pub fn narrow(&self, mask: &mut TokenSet, max: u32, to: u32) {
+        debug_assert!(to <= max);
+        match self.at_most.get(to as usize) {
+            Some(s) => mask.intersect(s),
+            None => {
+                let from = self.long.partition_point(|&(k, _)| k <= to);
+                let upto = self.long.partition_point(|&(k, _)| k <= max);
+                for &(_, t) in &self.long[from..upto] {
+                    mask.remove(t);
+                }
+            }
+        }
+    }
+
     /// Memory owned, in bytes.
     pub fn num_bytes(&self) -> usize {
         self.at_most.iter().chain(&self.exit_below).map(TokenSet::num_bytes).sum::<usize>()

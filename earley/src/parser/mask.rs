@@ -46,6 +46,12 @@ impl<L: Lexer> Parser<L> {
         Ok(mask)
     }
 
+    /// Whether the grammar has token terminals (`<[id]>`), which
+    /// [`Parser::add_token_terminals`] adds to a mask; without them it adds nothing.
+    pub fn has_token_terminals(&self) -> bool {
+        self.token_terminals
+    }
+
     /// Adds to `mask` the tokens a token terminal (`<[id]>`, `!<[id]>`) expected here
     /// allows, regular ones included: such a terminal is one whole token, so it can only
     /// start at the current position (after the pending lexeme, if that can end). EOS
