@@ -448,7 +448,7 @@ fn a_repeat_of_a_repeat_keeps_its_own_bounds() {
 }
 
 /// Masks where a lexeme must end inside the slices' tokens and the next lexeme may take
-/// their rest (a long string's 2,048-character chunks, a Lark lexeme of fixed length
+/// their rest (a long string's 8,192-character chunks, a Lark lexeme of fixed length
 /// followed by one of the same characters), whose walked slices' subtrees past the end are
 /// proven whole by the next lexeme's containment, equal the plain computation's across the
 /// end: walks take the longest allowed token up to a few hundred characters before it,
