@@ -49,6 +49,10 @@ pub(crate) struct Parsed {
     /// The structural AST, where the translation covers the regex.
     #[cfg(feature = "derivre")]
     pub(crate) ast: Option<Arc<RegexAst>>,
+    /// The bounds of repeats the AST merged from nested ones ([`merged_repeat`]): not in
+    /// the regex's text, where the lexer's counter twins look for bounds.
+    #[cfg(feature = "derivre")]
+    pub(crate) merged: Vec<(u32, u32)>,
     /// The one string the regex matches, when it is a literal (`aa`, `(?:a)a`).
     #[cfg(feature = "derivre")]
     pub(crate) literal: Option<Vec<u8>>,
@@ -97,6 +101,8 @@ fn parse(rx: &str) -> (Parsed, usize) {
                 #[cfg(feature = "derivre")]
                 ast: None,
                 #[cfg(feature = "derivre")]
+                merged: Vec::new(),
+                #[cfg(feature = "derivre")]
                 literal: None,
                 class_repetition: None,
             };
@@ -104,10 +110,11 @@ fn parse(rx: &str) -> (Parsed, usize) {
         }
     };
     #[cfg(feature = "derivre")]
-    let (ast, bytes) = {
-        let mut nodes = 0usize;
-        let ast = to_ast(&hir, &mut nodes).map(Arc::new);
-        (ast, nodes * NODE_BYTES)
+    let (ast, bytes, merged) = {
+        let (mut nodes, mut merged) = (0usize, Vec::new());
+        let ast = to_ast(&hir, &mut nodes, &mut merged).map(Arc::new);
+        let merged = if ast.is_some() { merged } else { Vec::new() };
+        (ast, nodes * NODE_BYTES, merged)
     };
     #[cfg(not(feature = "derivre"))]
     let bytes = 0;
@@ -118,6 +125,8 @@ fn parse(rx: &str) -> (Parsed, usize) {
         char_bounds: hir_char_bounds(&hir),
         #[cfg(feature = "derivre")]
         ast,
+        #[cfg(feature = "derivre")]
+        merged,
         #[cfg(feature = "derivre")]
         literal: match hir.kind() {
             HirKind::Literal(lit) => Some(lit.0.to_vec()),
@@ -204,10 +213,10 @@ fn hir_char_bounds(h: &Hir) -> Bounds {
 }
 
 #[cfg(feature = "derivre")]
-fn to_ast(h: &Hir, nodes: &mut usize) -> Option<RegexAst> {
+fn to_ast(h: &Hir, nodes: &mut usize, merged: &mut Vec<(u32, u32)>) -> Option<RegexAst> {
     *nodes += 1;
-    let all = |v: &[Hir], nodes: &mut usize| -> Option<Vec<RegexAst>> {
-        v.iter().map(|h| to_ast(h, nodes)).collect()
+    let all = |v: &[Hir], nodes: &mut usize, merged: &mut Vec<(u32, u32)>| {
+        v.iter().map(|h| to_ast(h, nodes, merged)).collect::<Option<Vec<RegexAst>>>()
     };
     Some(match h.kind() {
         HirKind::Empty => RegexAst::EmptyString,
@@ -227,15 +236,67 @@ fn to_ast(h: &Hir, nodes: &mut usize) -> Option<RegexAst> {
             unicode_class(c, nodes)?
         }
         HirKind::Repetition(r) => {
-            RegexAst::Repeat(Box::new(to_ast(&r.sub, nodes)?), r.min, r.max.unwrap_or(u32::MAX))
+            let outer = (r.min, r.max.unwrap_or(u32::MAX));
+            match to_ast(&r.sub, nodes, merged)? {
+                RegexAst::Repeat(x, a, b) => match merged_repeat((a, b), outer) {
+                    Some((lo, hi)) => {
+                        merged.push((lo, hi));
+                        RegexAst::Repeat(x, lo, hi)
+                    }
+                    None => RegexAst::Repeat(Box::new(RegexAst::Repeat(x, a, b)), outer.0, outer.1),
+                },
+                sub => RegexAst::Repeat(Box::new(sub), outer.0, outer.1),
+            }
         }
         // derivre reads a group named `stop` as a lookahead.
         HirKind::Capture(c) if c.name.as_deref() == Some("stop") => return None,
-        HirKind::Capture(c) => to_ast(&c.sub, nodes)?,
-        HirKind::Concat(v) => RegexAst::Concat(all(v, nodes)?),
-        HirKind::Alternation(v) => RegexAst::Or(all(v, nodes)?),
+        HirKind::Capture(c) => to_ast(&c.sub, nodes, merged)?,
+        HirKind::Concat(v) => RegexAst::Concat(all(v, nodes, merged)?),
+        HirKind::Alternation(v) => RegexAst::Or(all(v, nodes, merged)?),
         HirKind::Look(_) => return None,
     })
+}
+
+/// `(X{a,b}){c,d}` as one repeat `X{lo,hi}` when that is the same language (`u32::MAX`:
+/// unbounded); `None` otherwise. `k` iterations of `X{a,b}` are `X^s` for every `s` in
+/// `[ka, kb]` (a sum of `k` counts each in `[a, b]` takes every value between), so the
+/// whole is `X^s` for `s` in the union of those intervals over `k` in `[c, d]`: one
+/// interval `[ca, db]` exactly when each meets the next (`(k + 1)a <= kb + 1`, easiest at
+/// larger `k`; from `k = 0`, whose interval is `{0}`, `a <= 1`). Nested repeats reach
+/// derivre as one node (`((a{1,50}){1,50}){1,10}` is `a{1,25000}`): nested, each
+/// derivative held a union of the ways to split the count so far (masks of 5–50 ms at
+/// Llama 3 where the single repeat's take a few µs). Not merged past `u32` counts.
+#[cfg(feature = "derivre")]
+pub(crate) fn merged_repeat((a, b): (u32, u32), (c, d): (u32, u32)) -> Option<(u32, u32)> {
+    const INF: u32 = u32::MAX;
+    let contiguous = if c == d {
+        true
+    } else if c == 0 {
+        a <= 1
+    } else if b == INF {
+        true
+    } else {
+        u64::from(a) <= u64::from(c) * u64::from(b - a) + 1
+    };
+    if !contiguous {
+        return None;
+    }
+    let lo = u64::from(a) * u64::from(c);
+    let hi = if b == 0 || d == 0 {
+        0
+    } else if b == INF || d == INF {
+        u64::from(INF)
+    } else {
+        let hi = u64::from(b) * u64::from(d);
+        if hi >= u64::from(INF) {
+            return None;
+        }
+        hi
+    };
+    if lo >= u64::from(INF) {
+        return None;
+    }
+    Some((lo as u32, hi as u32))
 }
 
 /// A Unicode class as the UTF-8 encodings of its characters: one alternative per UTF-8
@@ -410,6 +471,59 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Merged nested repeats: the merge exactly where the counts form one interval (every
+    /// small case against the counts listed), and the merged expression matches the same
+    /// strings as derivre's own reading of the nested regex.
+    #[test]
+    fn nested_repeats_merge_where_their_counts_are_one_interval() {
+        for a in 0..5u32 {
+            for b in a..7 {
+                for c in 0..5u32 {
+                    for d in c..7 {
+                        let mut counts: Vec<u32> =
+                            (c..=d).flat_map(|k| (k * a)..=(k * b)).collect();
+                        counts.sort_unstable();
+                        counts.dedup();
+                        let (lo, hi) = (counts[0], counts[counts.len() - 1]);
+                        let one = counts.len() as u32 == hi - lo + 1;
+                        let want = one.then_some((lo, hi));
+                        assert_eq!(merged_repeat((a, b), (c, d)), want, "{a} {b} {c} {d}");
+                    }
+                }
+            }
+        }
+        let inf = u32::MAX;
+        assert_eq!(merged_repeat((1, inf), (2, 5)), Some((2, inf)));
+        assert_eq!(merged_repeat((3, inf), (0, 5)), None, "{{0}} and [3, inf)");
+        assert_eq!(merged_repeat((2, 3), (1, inf)), Some((2, inf)));
+        assert_eq!(merged_repeat((3, 3), (1, inf)), None, "multiples of 3");
+        assert_eq!(merged_repeat((0, 0), (1, inf)), Some((0, 0)));
+        assert_eq!(merged_repeat((1, 70_000), (1, 70_000)), None, "past u32");
+        let cases = [
+            "((a{1,5}){1,4}){1,3}",
+            "(?:[ab]{2,3}){1,5}",
+            "(?:(?:xy){2,3}){1,5}z",
+            "(?:a{3}){1,4}",
+            "(?:a{2,5})*",
+            "(?:a+){2,}",
+            "(?:a{0,2}){0,3}b",
+        ];
+        for rx in cases {
+            let ast = structural(rx).unwrap_or_else(|| panic!("{rx} not translated"));
+            let mut b = RegexBuilder::new();
+            let ours = b.mk(&ast).unwrap();
+            let theirs = b.mk(&RegexAst::Regex(rx.into())).unwrap();
+            let (o, t) = (RegexAst::ExprRef(ours), RegexAst::ExprRef(theirs));
+            for (x, y) in [(&o, &t), (&t, &o)] {
+                let only =
+                    b.mk(&RegexAst::And(vec![x.clone(), RegexAst::Not(Box::new(y.clone()))]));
+                assert!(b.to_regex(only.unwrap()).always_empty(), "{rx}: one side only");
+            }
+        }
+        assert_eq!(parsed("((a{1,50}){1,50}){1,10}").merged, vec![(1, 2500), (1, 25_000)]);
+        assert!(parsed("(?:a{3}){1,4}").merged.is_empty(), "3, 6, 9, 12: not one interval");
     }
 
     #[test]

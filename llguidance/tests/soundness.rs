@@ -317,6 +317,9 @@ fn counter_twins_equal_the_plain_walk() {
             horizon / 4 + 3,
             horizon / 4 + 9
         )),
+        // Nested repeats merged into one (`lexer::parsed::merged_repeat`): `[a-z ]{1,600}`,
+        // its bounds not in the regex's text.
+        GrammarSource::Lark("start: A\nA: /(([a-z ]{1,20}){1,30})x/\n".to_string()),
         // Two bytes an iteration, where the vocabulary's runs of dashes start up to 56.
         GrammarSource::Lark(format!("start: A\nA: /(-[-=]){{0,{}}}x/\n", horizon / 2 + 12)),
         GrammarSource::StructuralTag(format!(

@@ -172,7 +172,8 @@ fn relaxed((min, max): (u32, u32), h: u32) -> (u32, u32) {
 }
 
 /// The `{m,n}`, `{m,}` and `{m}` bounds written in a regex's text (escaped braces too: a
-/// candidate that is no repeat's bounds is tried and matches nothing).
+/// candidate that is no repeat's bounds is tried and matches nothing), and those of the
+/// repeats its parse merged from nested ones.
 fn regex_bounds(rx: &str, out: &mut Vec<(u32, u32)>) {
     let b = rx.as_bytes();
     let mut i = 0;
@@ -210,6 +211,8 @@ fn regex_bounds(rx: &str, out: &mut Vec<(u32, u32)>) {
         }
         i = j.max(i + 1);
     }
+    // Nested repeats the parse merged into one (`((a{1,50}){1,50})` is `a{1,2500}`).
+    out.extend_from_slice(&crate::parsed::parsed(rx).merged);
 }
 
 /// The bounds written anywhere in a lexeme's spec.

@@ -209,6 +209,13 @@ pub fn cases() -> Vec<Case> {
     // reference).
     let sentence = words(520);
     let sentence = json_str(sentence.trim_end());
+    // Nested repeats: one repeat `a{1,25000}` once merged (each derivative of the nested
+    // form held the ways to split the count so far: 5-50 ms masks).
+    v.push(schema(
+        "pattern of nested repeats, 300 chars",
+        json!({"type": "string", "pattern": "^((a{1,50}){1,50}){1,10}$"}),
+        json_str(&"a".repeat(300)),
+    ));
     let up_to_100 = json!({"type": "string", "minLength": 1, "maxLength": 5000,
         "pattern": "^$|(^(?:\\S+\\s+){0,99}\\S+$)"});
     v.push(schema(
