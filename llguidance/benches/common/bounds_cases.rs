@@ -209,6 +209,16 @@ pub fn cases() -> Vec<Case> {
     // reference).
     let sentence = words(520);
     let sentence = json_str(sentence.trim_end());
+    // `anyOf` of 1,000 objects (10 x 10 x 10, nested), each naming one property.
+    let level = |f: &dyn Fn(usize) -> serde_json::Value| json!({"anyOf": (0..10).map(f).collect::<Vec<_>>()});
+    let any3 = level(&|i| {
+        level(&|j| {
+            level(
+                &|k| json!({"type": "object", "properties": {format!("a{i}{j}{k}"): {"type": "string"}}}),
+            )
+        })
+    });
+    v.push(schema("anyOf of 1000 objects, nested", any3, r#"{"a123":"x","b":[1,2]}"#.into()));
     // Nested repeats: one repeat `a{1,25000}` once merged (each derivative of the nested
     // form held the ways to split the count so far: 5-50 ms masks).
     v.push(schema(
