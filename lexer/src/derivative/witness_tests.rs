@@ -488,6 +488,45 @@ fn a_pattern_key_and_its_complement_walk_as_one_free_key() {
     assert_eq!(members, vec![(LexemeIdx::new(0), narrow)]);
 }
 
+/// Many members at once (an `anyOf` of open objects: each branch's "any key but its
+/// name" beside its name's pattern): every complementary pair merges, whatever the order;
+/// a merged member pairs again (`A & P & Q`, `A & P & ~Q`, `A & ~P`: `A`); members with
+/// no partner stay.
+#[test]
+fn complements_merge_by_lookup_among_many_members() {
+    let mut b = RegexBuilder::new();
+    let body = b.mk(&RegexAst::Regex("[a-z]*".into())).unwrap();
+    let pats: Vec<ExprRef> =
+        (0..300).map(|i| b.mk(&RegexAst::Regex(format!("k{i}x.*"))).unwrap()).collect();
+    let lone = b.mk(&RegexAst::Regex("q.*".into())).unwrap();
+    let mut l = lexer_over(b);
+    let x = &mut l.cache.exprs;
+    let mut members = Vec::new();
+    for (i, &p) in pats.iter().enumerate() {
+        let np = x.mk_not(p);
+        members.push((LexemeIdx::new(2 * i), x.mk_and(&mut vec![body, p])));
+        members.push((LexemeIdx::new(2 * i + 1), x.mk_and(&mut vec![body, np])));
+    }
+    // Reversed halves: partners far apart, in either order.
+    members[300..].reverse();
+    let with_lone = x.mk_and(&mut vec![body, lone]);
+    members.push((LexemeIdx::new(9_999), with_lone));
+    merge_complements(x, &mut members);
+    let (merged, kept): (Vec<&Member>, Vec<&Member>) = members.iter().partition(|m| m.1 == body);
+    assert_eq!((merged.len(), kept.len()), (300, 1), "each pair one member `A`");
+    assert_eq!(kept[0].1, with_lone);
+    // Twice over: the pair of `Q` merges to `A & P`, which then pairs with `A & ~P`.
+    let (p, q) = (pats[0], pats[1]);
+    let (np, nq) = (x.mk_not(p), x.mk_not(q));
+    let mut members = vec![
+        (LexemeIdx::new(0), x.mk_and(&mut vec![body, p, q])),
+        (LexemeIdx::new(1), x.mk_and(&mut vec![body, np])),
+        (LexemeIdx::new(2), x.mk_and(&mut vec![body, p, nq])),
+    ];
+    merge_complements(x, &mut members);
+    assert_eq!(members, vec![(LexemeIdx::new(0), body)]);
+}
+
 #[test]
 fn an_unanchored_pattern_inside_a_body_is_contained_from_its_head() {
     // A key under an unanchored `patternProperties` pattern: the body `S*` intersected
