@@ -388,10 +388,28 @@ pub(crate) fn byte_set(ranges: &[(u8, u8)]) -> RegexAst {
 #[cfg(all(test, feature = "derivre"))]
 mod tests {
     use super::*;
-    use derivre::RegexBuilder;
+    use derivre::{ExprRef, RegexBuilder};
 
     fn structural(rx: &str) -> Option<Arc<RegexAst>> {
         parsed(rx).ast.clone()
+    }
+
+    /// The structural AST of `rx` and derivre's own parse, built in one builder, checked to
+    /// match the same strings (neither has a string the other lacks: derivre decides it).
+    fn same_strings_as_derivre(rx: &str) -> (RegexBuilder, ExprRef, ExprRef) {
+        let ast = structural(rx).unwrap_or_else(|| panic!("{rx} not translated"));
+        let mut b = RegexBuilder::new();
+        let ours = b.mk(&ast).unwrap();
+        let theirs = b.mk(&RegexAst::Regex(rx.into())).unwrap();
+        let (o, t) = (RegexAst::ExprRef(ours), RegexAst::ExprRef(theirs));
+        for (x, y) in [(&o, &t), (&t, &o)] {
+            let only = b.mk(&RegexAst::And(vec![x.clone(), RegexAst::Not(Box::new(y.clone()))]));
+            assert!(
+                b.to_regex(only.unwrap()).always_empty(),
+                "{rx}: a string only one side matches"
+            );
+        }
+        (b, ours, theirs)
     }
 
     /// The structural AST and derivre's own parse give the same expression (derivre
@@ -452,17 +470,7 @@ mod tests {
             b"\xE2\x82",
         ];
         for rx in cases {
-            let ast = structural(rx).unwrap_or_else(|| panic!("{rx} not translated"));
-            let mut b = RegexBuilder::new();
-            let ours = b.mk(&ast).unwrap();
-            let theirs = b.mk(&RegexAst::Regex(rx.into())).unwrap();
-            let (o, t) = (RegexAst::ExprRef(ours), RegexAst::ExprRef(theirs));
-            for (x, y) in [(&o, &t), (&t, &o)] {
-                let only =
-                    b.mk(&RegexAst::And(vec![x.clone(), RegexAst::Not(Box::new(y.clone()))]));
-                let only = only.unwrap();
-                assert!(b.to_regex(only).always_empty(), "{rx}: a string only one side matches");
-            }
+            let (b, ours, theirs) = same_strings_as_derivre(rx);
             for s in samples {
                 assert_eq!(
                     b.to_regex(ours).is_match_bytes(s),
@@ -511,16 +519,7 @@ mod tests {
             "(?:a{0,2}){0,3}b",
         ];
         for rx in cases {
-            let ast = structural(rx).unwrap_or_else(|| panic!("{rx} not translated"));
-            let mut b = RegexBuilder::new();
-            let ours = b.mk(&ast).unwrap();
-            let theirs = b.mk(&RegexAst::Regex(rx.into())).unwrap();
-            let (o, t) = (RegexAst::ExprRef(ours), RegexAst::ExprRef(theirs));
-            for (x, y) in [(&o, &t), (&t, &o)] {
-                let only =
-                    b.mk(&RegexAst::And(vec![x.clone(), RegexAst::Not(Box::new(y.clone()))]));
-                assert!(b.to_regex(only.unwrap()).always_empty(), "{rx}: one side only");
-            }
+            same_strings_as_derivre(rx);
         }
         assert_eq!(parsed("((a{1,50}){1,50}){1,10}").merged, vec![(1, 2500), (1, 25_000)]);
         assert!(parsed("(?:a{3}){1,4}").merged.is_empty(), "3, 6, 9, 12: not one interval");

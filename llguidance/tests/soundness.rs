@@ -141,6 +141,16 @@ fn matcher_pairs<'a>(
     move || (fast_f.matcher_for(g.clone()).unwrap(), plain_f.matcher_for(pg.clone()).unwrap())
 }
 
+/// The o200k factory with every shortcut and its plain twin, the vocabulary and its EOS
+/// ids: what each oracle below starts from.
+fn o200k_pair() -> (ParserFactory, ParserFactory, toktrie::Vocabulary, Vec<TokenId>) {
+    let fast_f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let plain_f = fast_f.plain();
+    let vocab = fast_f.tokenizer().vocab().clone();
+    let eos = vocab.eos_tokens().to_vec();
+    (fast_f, plain_f, vocab, eos)
+}
+
 /// Compares the two matchers' masks before each token of the walk; `pick` chooses the next
 /// token from the mask (None: stop). Returns the number of masks compared.
 fn walk(
@@ -261,10 +271,7 @@ fn proofs_equal_the_plain_walk_on_maskbench() {
 /// from it.
 #[test]
 fn counter_twins_equal_the_plain_walk() {
-    let fast_f = ParserFactory::from_tokenizer_name("o200k").unwrap();
-    let plain_f = fast_f.plain();
-    let vocab = fast_f.tokenizer().vocab().clone();
-    let eos = vocab.eos_tokens().to_vec();
+    let (fast_f, plain_f, vocab, eos) = o200k_pair();
     let horizon = fast_f.trie().max_token_len();
     let n = 2 * horizon + 40;
     let grammars = [
@@ -373,10 +380,7 @@ fn counter_twins_equal_the_plain_walk() {
 /// other step (the mask after each rollback compared too).
 #[test]
 fn narrowed_run_masks_survive_rollbacks() {
-    let fast_f = ParserFactory::from_tokenizer_name("o200k").unwrap();
-    let plain_f = fast_f.plain();
-    let vocab = fast_f.tokenizer().vocab().clone();
-    let eos = vocab.eos_tokens().to_vec();
+    let (fast_f, plain_f, vocab, eos) = o200k_pair();
     let horizon = fast_f.trie().max_token_len();
     let n = 2 * horizon + 40;
     let grammars = [
@@ -459,10 +463,7 @@ fn a_repeat_of_a_repeat_keeps_its_own_bounds() {
 /// lexeme takes none of the rest (the proof fails: the subtrees are walked).
 #[test]
 fn boundary_proofs_equal_the_plain_walk() {
-    let fast_f = ParserFactory::from_tokenizer_name("o200k").unwrap();
-    let plain_f = fast_f.plain();
-    let vocab = fast_f.tokenizer().vocab().clone();
-    let eos = vocab.eos_tokens().to_vec();
+    let (fast_f, plain_f, vocab, eos) = o200k_pair();
     let class = r#"[^"\\\x00-\x1f<\[{!]"#;
     let plain = slicer::PLAIN_STRING_CLASS;
     let k = grammars::json_schema::LONG_STRING_CHUNK as usize;
@@ -550,10 +551,7 @@ fn boundary_proofs_equal_the_plain_walk() {
 /// whole. The walks write some of the properties, in order, then random tokens.
 #[test]
 fn completions_into_large_rows_equal_the_plain_walk() {
-    let fast_f = ParserFactory::from_tokenizer_name("o200k").unwrap();
-    let plain_f = fast_f.plain();
-    let vocab = fast_f.tokenizer().vocab().clone();
-    let eos = vocab.eos_tokens().to_vec();
+    let (fast_f, plain_f, _, eos) = o200k_pair();
     let props = |n: usize, v: Value| -> serde_json::Map<String, Value> {
         (0..n).map(|i| (format!("p{i}"), v.clone())).collect()
     };
