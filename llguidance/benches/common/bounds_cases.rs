@@ -219,6 +219,14 @@ pub fn cases() -> Vec<Case> {
         })
     });
     v.push(schema("anyOf of 1000 objects, nested", any3, r#"{"a123":"x","b":[1,2]}"#.into()));
+    // An array of strings, each any of nine formats (a union lexeme of their regexes).
+    let formats = ["date-time", "email", "uri", "uuid", "ipv4", "ipv6", "hostname", "date", "time"];
+    v.push(schema(
+        "array of 9-format strings",
+        json!({"type": "array", "items": {"anyOf": formats.iter()
+            .map(|f| json!({"type": "string", "format": f})).collect::<Vec<_>>()}}),
+        r#"["2024-01-01T00:00:00Z","a@b.co","http://x.org/a","123e4567-e89b-12d3-a456-426614174000","1.2.3.4","::1","x.org","2024-01-01","10:00:00Z"]"#.into(),
+    ));
     // Nested repeats: one repeat `a{1,25000}` once merged (each derivative of the nested
     // form held the ways to split the count so far: 5-50 ms masks).
     v.push(schema(
