@@ -435,7 +435,7 @@ fn ff_tokens_bytes() {
     assert_eq!(ff, vec![TokenId(97), TokenId(98), TokenId(99)]);
 }
 
-/// Regression (matcher.rs `rollback`): `rollback(0)`, and so `validate_tokens(&[])`, must
+/// Regression (`Matcher::rollback`): `rollback(0)`, and so `validate_tokens(&[])`, must
 /// not clear the stop of a matcher that consumed EOS.
 #[test]
 fn validate_nothing_keeps_the_stop() {
@@ -449,7 +449,7 @@ fn validate_nothing_keeps_the_stop() {
     assert_eq!(m.stop_reason(), llguidance::StopReason::EndOfSequence);
 }
 
-/// Regression (matcher.rs `validate_tokens`): EOS after a stop is accepted without being
+/// Regression (`Matcher::validate_tokens`): EOS after a stop is accepted without being
 /// recorded, so rolling back the validated count removed an earlier token.
 #[test]
 fn validate_eos_after_stop_changes_nothing() {
