@@ -66,15 +66,8 @@ impl RunTable {
     /// Keeps in `mask` only the tokens that read at most `max` characters and, if they exit
     /// the run, at least `min`.
     pub fn restrict(&self, mask: &mut TokenSet, min: u32, max: u32) {
-        match self.at_most.get(max as usize) {
-            Some(s) => mask.intersect(s),
-            None => {
-                let over = self.long.partition_point(|&(k, _)| k <= max);
-                for &(_, t) in &self.long[over..] {
-                    mask.remove(t);
-                }
-            }
-        }
+        // No token reads `u32::MAX` characters: the unrestricted mask narrowed.
+        self.narrow(mask, u32::MAX, max);
         if min == 0 {
             return;
         }

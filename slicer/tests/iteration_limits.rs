@@ -2,19 +2,15 @@
 //! `h` bytes starts, each first byte's ways computed once) against the plain count
 //! (`IterDfa::iterations_started` of every token), on random automata and vocabularies.
 
-use lexer::{IterDfa, RUN_DEAD};
+mod common;
+
+use lexer::IterDfa;
 use proptest::prelude::*;
 use toktrie::{TokenId, VocabBuilder};
 
 /// An automaton over bytes `a`..`d` (others dead) of `n` states from a flat table.
 fn dfa(n: usize, table: &[u8], ends: &[bool]) -> IterDfa {
-    let mut next = vec![RUN_DEAD; n * 256];
-    for s in 0..n {
-        for (j, b) in (b'a'..=b'd').enumerate() {
-            let t = table[(s * 4 + j) % table.len()];
-            next[s * 256 + b as usize] = if (t as usize) < n { t } else { RUN_DEAD };
-        }
-    }
+    let next = common::next_over_abcd(n, table);
     IterDfa::from_parts(next, ends[..n].to_vec())
 }
 

@@ -1,21 +1,18 @@
 //! `RunTable::narrow` (a restricted mask restricted further, in place) against
-//! `RunTable::restrict` of the unrestricted mask, on random character automata,
-//! vocabularies, masks and bounds on both sides of the table's small bounds.
+//! `RunTable::restrict` of the unrestricted mask, and that against each token's leading
+//! run, on random character automata, vocabularies, masks and bounds on both sides of the
+//! table's small bounds.
 
-use lexer::{RunDfa, RUN_DEAD};
+mod common;
+
+use lexer::RunDfa;
 use proptest::prelude::*;
 use toktrie::{TokenId, TokenSet, VocabBuilder};
 
 /// A character automaton over bytes `a`..`d` (others dead): state 0 starts a character,
 /// `done` states complete one; `a` is a character of one byte (long runs exist).
 fn dfa(n: usize, table: &[u8], done: &[bool]) -> RunDfa {
-    let mut next = vec![RUN_DEAD; n * 256];
-    for s in 0..n {
-        for (j, b) in (b'a'..=b'd').enumerate() {
-            let t = table[(s * 4 + j) % table.len()];
-            next[s * 256 + b as usize] = if (t as usize) < n { t } else { RUN_DEAD };
-        }
-    }
+    let mut next = common::next_over_abcd(n, table);
     let mut done = done[..n].to_vec();
     done[0] = false;
     done[n - 1] = true;
@@ -52,6 +49,7 @@ proptest! {
                 mask.insert(TokenId(i as u32));
             }
         }
+        let mask_ids: Vec<TokenId> = mask.iter().collect();
         let to = max.min(cut);
         let mut want = mask.clone();
         t.restrict(&mut want, min, to);
@@ -59,5 +57,14 @@ proptest! {
         t.restrict(&mut got, min, max);
         t.narrow(&mut got, max, to);
         prop_assert_eq!(got.iter().collect::<Vec<_>>(), want.iter().collect::<Vec<_>>());
+        // Both as the definition says, token by token (the special token reads nothing).
+        let plain: Vec<TokenId> = mask_ids
+            .into_iter()
+            .filter(|t| {
+                let (k, exits) = words.get(t.0 as usize).map_or((0, false), |w| d.leading(w));
+                k <= to && !(exits && k < min)
+            })
+            .collect();
+        prop_assert_eq!(want.iter().collect::<Vec<_>>(), plain);
     }
 }
