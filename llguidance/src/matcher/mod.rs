@@ -212,32 +212,26 @@ impl Matcher {
         let contained = template.contained.clone();
         let lexer = SharedLexer { lexer, contained, walks: Walks::default(), broken: None };
         let slicing = Slicing { on: shared.slices.is_some(), ..Default::default() };
-        Ok(Matcher {
-            shared,
-            grammar: Some(grammar),
-            backend: Backend::Earley(Box::new(parser)),
-            error: None,
-            stop: StopReason::NotStopped,
-            tokens: Vec::new(),
-            max_tokens: None,
-            slicing,
-            lexer: Some(Arc::new(Mutex::new(lexer))),
-            template: Some(template),
-            row0_own: HashMap::new(),
-            skip_row0: false,
-            last_mask: None,
-            last_at: None,
-            mask_cache_hits: 0,
-            cancel: CancelSlot::default(),
-            stop_tokens: None,
-        })
+        // (`Matcher` implements `Drop`: fields set on the fresh one, not moved out of it.)
+        let mut m = Matcher::fresh(shared, Backend::Earley(Box::new(parser)));
+        m.grammar = Some(grammar);
+        m.slicing = slicing;
+        m.lexer = Some(Arc::new(Mutex::new(lexer)));
+        m.template = Some(template);
+        Ok(m)
     }
 
     pub(crate) fn new_token_dfa(shared: Arc<Shared>, index: Arc<index::Index>) -> Matcher {
+        Matcher::fresh(shared, Backend::TokenDfa(index::Guide::new(index, usize::MAX)))
+    }
+
+    /// A matcher at the start over `backend`: nothing consumed, no grammar lexer or
+    /// template, no slicing, no cache.
+    fn fresh(shared: Arc<Shared>, backend: Backend) -> Matcher {
         Matcher {
             shared,
             grammar: None,
-            backend: Backend::TokenDfa(index::Guide::new(index, usize::MAX)),
+            backend,
             error: None,
             stop: StopReason::NotStopped,
             tokens: Vec::new(),
