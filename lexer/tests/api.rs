@@ -298,6 +298,25 @@ mod derivre_lexer {
     }
 
     #[test]
+    fn a_maximum_without_room_under_an_intersection_is_kept() {
+        // `[a-z]{0,10}-[a-z]{0,1000} & [a-z-]*`, horizon 8 (a token and a byte start at
+        // most 9 iterations): after one letter the first repeat has 9 left, no room for a
+        // completion, and is kept exact; the second, relaxed, leaves room for the twin's
+        // completions (a `-` within 10 bytes). Relaxing both left the twin no room at all:
+        // no twin, after a search of its completions at every position.
+        let both = RegexSpec::And(vec![
+            RegexSpec::regex("[a-z]{0,10}-[a-z]{0,1000}"),
+            RegexSpec::regex("[a-z-]*"),
+        ]);
+        let s = spec(&[("S", both, LexemeKind::Greedy)]);
+        let mut d = DerivreLexer::new(&s).unwrap();
+        d.set_token_horizon(8);
+        let st = d.start_state(&s.all()).unwrap();
+        let st = d.advance(st, b'a').unwrap();
+        assert_ne!(d.mask_twin(st).unwrap(), st, "the roomy repeat relaxed");
+    }
+
+    #[test]
     fn table_memory_is_states_times_classes() {
         let s = spec(&[("ID", RegexSpec::regex("[a-z]+"), LexemeKind::Greedy)]);
         let mut l = DerivreLexer::new(&s).unwrap();

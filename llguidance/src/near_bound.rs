@@ -77,6 +77,11 @@ pub(crate) fn mask_state<'a>(
             if crate::slicing::ends_within_run(p, real, slices, slicing) {
                 return (real, Near::Same);
             }
+            // Where the state itself allows half the vocabulary's slices whole, its own
+            // mask walks less than the long tokens would.
+            if crate::slicing::half_whole(p, real, slices, slicing) {
+                return (real, Near::Same);
+            }
         }
         for s in splits {
             let g = twin_at(p, s.h());

@@ -297,6 +297,11 @@ fn counter_twins_equal_the_plain_walk() {
         // Under an intersection, a bound relaxes only where the twin completes in fewer
         // bytes than the room left: a `b` exactly 21 characters before the end.
         GrammarSource::Lark(format!("start: A\nA: /[ab]{{0,{n}}}/ & /[ab]*b[ab]{{20}}/\n")),
+        // A maximum with no room left under the intersection kept exact, the other relaxed.
+        GrammarSource::Lark(format!(
+            "start: A\nA: /[a-z]{{0,{}}}-[a-z]{{0,{n}}}/ & /[a-z-]*/\n",
+            horizon + 20
+        )),
         // A minimum alone (run twins with no maximum), as a JSON string's and a regex's.
         GrammarSource::JsonSchema(format!(r#"{{"type": "string", "minLength": {n}}}"#)),
         GrammarSource::Lark(format!("start: A\nA: /[a-z ]{{{n},}}[0-9]/\n")),
@@ -426,6 +431,58 @@ fn narrowed_run_masks_survive_rollbacks() {
         }
     }
     assert!(narrowed > 0, "no run mask was narrowed from the last: the test compared nothing");
+}
+
+/// Strategy choices near bounded repeats that take no twin, with masks equal to the plain
+/// computation: (1) a `pattern` that searches for a UUID anywhere in the string
+/// (MaskBench's Github_hard---o1051) allows the string's slices whole at every position, so
+/// its masks are the states' own, not split by token length (whose long tokens were walked
+/// at ~600 µs a mask); (2) `format: uri` with a `pattern` (Github_hard---o64008): the
+/// URI's IPv6 repeats leave no room under the intersection, so no twin is tried (its
+/// completion search cost ~0.7 ms at each string's start). Walks take random tokens and
+/// the instance's own.
+#[test]
+fn repeats_without_twins_take_the_states_own_masks() {
+    let (fast_f, plain_f, _, eos) = o200k_pair();
+    let uuid = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+    let image =
+        r"^https://images-fe\.ssl-images-amazon\.com/images/.*?(no-image-no-ciu)?\.(gif|jpg)$";
+    let cases = [
+        (
+            json!({"type": "string", "pattern": uuid}),
+            "\"id 123e4567-e89b-12d3-a456-426655440000 ok\"",
+        ),
+        (
+            json!({"type": "string", "format": "uri", "pattern": image}),
+            "\"https://images-fe.ssl-images-amazon.com/images/G/09/nav2/dp/no-image-no-ciu.gif\"",
+        ),
+    ];
+    for (gi, (schema, text)) in cases.iter().enumerate() {
+        let src = GrammarSource::JsonSchema(schema.to_string());
+        let pair = matcher_pairs(&fast_f, &plain_f, gi, &src);
+        let toks = fast_f.tokenizer().tokenize(text).unwrap();
+        let (mut fast, mut plain) = pair();
+        let n = walk(&mut fast, &mut plain, &format!("case {gi} instance"), |step, _| {
+            toks.get(step).copied()
+        });
+        assert_eq!(n, toks.len() + 1, "case {gi}: the instance is accepted to its end");
+        assert!(fast.is_accepting().unwrap(), "case {gi}: the instance is accepted");
+        let mut stats = vec![fast.slice_stats()];
+        for w in 0..3u64 {
+            let mut seed = gi as u64 * 97 + w + 1;
+            let (mut fast, mut plain) = pair();
+            walk(&mut fast, &mut plain, &format!("case {gi} walk {w}"), |step, mask| {
+                let choices: Vec<TokenId> = mask.iter().filter(|t| !eos.contains(t)).collect();
+                (step < 60 && !choices.is_empty())
+                    .then(|| choices[lcg(&mut seed) as usize % choices.len()])
+            });
+            stats.push(fast.slice_stats());
+        }
+        if gi == 0 {
+            assert!(stats.iter().all(|s| s.splits == 0), "a UUID search split by token length");
+            assert!(stats[0].applied > 0, "the instance's masks allowed no slice whole");
+        }
+    }
 }
 
 /// A repeat of a repeat (`(([0-9]|[a-f]){2}){32}`, MaskBench's Github_medium---o48549):
