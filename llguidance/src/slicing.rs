@@ -416,6 +416,21 @@ fn past_end_whole(
     Ok(takes_rest(p.lexer_mut(), next, slice, i, &mut st.cache))
 }
 
+/// Whether slice `i` is allowed whole at `state` (its containment, cached per state and
+/// slice); a slice whose necessary condition failed in `contained` (the answers for the
+/// slices before it) is not asked (see `Slice::requires`).
+fn whole_at(
+    p: &mut Parser<DerivreLexer>,
+    st: &mut Slicing,
+    state: lexer::StateId,
+    i: usize,
+    slice: &slicer::Slice,
+    contained: &[bool],
+) -> bool {
+    slice.requires().is_none_or(|r| contained[r])
+        && *st.cache.entry((state.0, i)).or_insert_with(|| contains(p.lexer_mut(), state, slice))
+}
+
 /// Whether the slices allowed whole at `state` hold at least half the vocabulary (their
 /// containment, cached with the answers [`sliced_mask`] asks): the mask at the state itself
 /// then walks less than the long tokens of a split by length would (a `pattern` that
@@ -439,11 +454,7 @@ pub(crate) fn half_whole(
         if whole + left < half {
             return false;
         }
-        let c = slice.requires().is_none_or(|r| contained[r])
-            && *st
-                .cache
-                .entry((state.0, i))
-                .or_insert_with(|| contains(p.lexer_mut(), state, slice));
+        let c = whole_at(p, st, state, i, slice, &contained);
         contained.push(c);
         left -= slice.len();
         if c {
@@ -519,12 +530,7 @@ pub(crate) fn sliced_mask(
     for (i, slice) in slices.slices().iter().enumerate() {
         check_cancel(p)?;
         let whole = |p: &mut Parser<DerivreLexer>, st: &mut Slicing, contained: &[bool]| {
-            // A slice whose necessary condition failed is not asked (see `Slice::requires`).
-            slice.requires().is_none_or(|r| contained[r])
-                && *st
-                    .cache
-                    .entry((state.0, i))
-                    .or_insert_with(|| contains(p.lexer_mut(), state, slice))
+            whole_at(p, st, state, i, slice, contained)
         };
         let asked_first = whole_first && !slice.is_small();
         if asked_first && whole(p, st, &contained) {
