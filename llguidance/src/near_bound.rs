@@ -77,15 +77,19 @@ pub(crate) fn mask_state<'a>(
             if crate::slicing::ends_within_run(p, real, slices, slicing) {
                 return (real, Near::Same);
             }
-            // Where the state itself allows half the vocabulary's slices whole, its own
-            // mask walks less than the long tokens would.
-            if crate::slicing::half_whole(p, real, slices, slicing) {
-                return (real, Near::Same);
-            }
         }
         for s in splits {
             let g = twin_at(p, s.h());
             if g != real {
+                // At the smallest split only (no twin at a larger one: a count of a few bytes,
+                // such as a UUID's in a search, rather than a bound with 16 bytes of room),
+                // the state's own mask where it allows every run slice whole.
+                let smallest = splits.last().is_some_and(|l| l.h() == s.h());
+                if let Some(slices) = shared.slices.as_ref().filter(|_| slicing.on && smallest) {
+                    if crate::slicing::all_but_last_whole(p, real, slices, slicing) {
+                        return (real, Near::Same);
+                    }
+                }
                 return (g, Near::Split(s));
             }
         }

@@ -439,8 +439,8 @@ fn narrowed_run_masks_survive_rollbacks() {
 /// its masks are the states' own, not split by token length (whose long tokens were walked
 /// at ~600 µs a mask); (2) `format: uri` with a `pattern` (Github_hard---o64008): the
 /// URI's IPv6 repeats leave no room under the intersection, so no twin is tried (its
-/// completion search cost ~0.7 ms at each string's start). Walks take random tokens and
-/// the instance's own.
+/// completion search cost ~0.7 ms at each string's start); (3) a `maxLength: 32` string
+/// with a `pattern` keeps its split. Walks take random tokens and the instance's own.
 #[test]
 fn repeats_without_twins_take_the_states_own_masks() {
     let (fast_f, plain_f, _, eos) = o200k_pair();
@@ -455,6 +455,13 @@ fn repeats_without_twins_take_the_states_own_masks() {
         (
             json!({"type": "string", "format": "uri", "pattern": image}),
             "\"https://images-fe.ssl-images-amazon.com/images/G/09/nav2/dp/no-image-no-ciu.gif\"",
+        ),
+        // A bound with room for 16 bytes (Snowplow's sp_332): the long run slices are not
+        // allowed whole, so the split by length stays (the state's own mask would walk
+        // them: 1.5 ms where the split took 0.5).
+        (
+            json!({"type": "string", "maxLength": 32, "pattern": "^(\\d+\\.\\d+\\.\\d+.*)$"}),
+            "\"1.2.3-beta+build.20261129\"",
         ),
     ];
     for (gi, (schema, text)) in cases.iter().enumerate() {
@@ -481,6 +488,9 @@ fn repeats_without_twins_take_the_states_own_masks() {
         if gi == 0 {
             assert!(stats.iter().all(|s| s.splits == 0), "a UUID search split by token length");
             assert!(stats[0].applied > 0, "the instance's masks allowed no slice whole");
+        }
+        if gi == 2 {
+            assert!(stats[0].splits > 0, "a bounded version string not split by token length");
         }
     }
 }
