@@ -7,6 +7,8 @@
 //! - Nearer the bound, a single `B{m,n} R` member: the run twin's mask less the tokens whose
 //!   leading run of `B` does not fit (`lexer::DerivreLexer::run_bound`, `slicer::RunTable`);
 //!   from one position to the next, the last mask restricted in place ([`narrows`]).
+//! - At a long string's chunk end, where the next row starts as this one did, the chunk
+//!   middle's twin ([`RowTwin`], `chunk_twin`).
 //! - Otherwise the twin for tokens of at most `h` bytes gives their part of the mask, and
 //!   the longer ones are walked from the state itself (`slicer::LengthSplit`).
 //!
@@ -34,14 +36,30 @@ pub(crate) enum Near<'a> {
     Split(&'a slicer::LengthSplit),
 }
 
-/// The state `real`'s mask is computed at, and how it is then finished.
+/// The counter twin the masks of a row were last computed at (the middle of a long
+/// string's chunk), and, once asked, whether the row's lexeme ended at `repeats.0` leads to
+/// a row with the same start state.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RowTwin {
+    pub(crate) row: u32,
+    pub(crate) twin: StateId,
+    pub(crate) repeats: Option<(StateId, bool)>,
+}
+
+/// The state `real`'s mask is computed at, and how it is then finished. `row_twin` is the
+/// matcher's [`RowTwin`] (cleared by a rollback, which may reuse a row's number).
 pub(crate) fn mask_state<'a>(
     p: &mut Parser<DerivreLexer>,
     shared: &'a Shared,
     slicing: &mut Slicing,
     real: StateId,
+    row_twin: &mut Option<RowTwin>,
 ) -> (StateId, Near<'a>) {
+    let row = p.position_key().0;
     let at = p.lexer_mut().mask_twin(real).unwrap_or(real);
+    if at != real && !shared.plain && row_twin.is_none_or(|t| (t.row, t.twin) != (row, at)) {
+        *row_twin = Some(RowTwin { row, twin: at, repeats: None });
+    }
     // A repeat that twin found (a body of 2 bytes or more): the vocabulary's iteration
     // limits for its body, by which the twins of the states after this one relax (this
     // one's, made without them, is sound).
@@ -60,6 +78,10 @@ pub(crate) fn mask_state<'a>(
     }
     if at != real || shared.plain {
         return (at, Near::Same);
+    }
+    if let Some(t) = chunk_twin(p, shared, slicing, real, row, row_twin) {
+        slicing.chunk_ends += 1;
+        return (t, Near::Same);
     }
     if let Ok(Some(rb)) = p.lexer_mut().run_bound(real) {
         return (rb.twin, Near::Run(rb));
@@ -95,6 +117,53 @@ pub(crate) fn mask_state<'a>(
         }
     }
     (real, Near::Same)
+}
+
+/// At the last positions of a long string's chunk (a lexeme that ends within a run of the
+/// slices' most common character, read up to the longest token), the counter twin of the chunk's middle, where the row the chunk
+/// ends into has the row's own start state: the same lexemes (another chunk, the tail)
+/// take every token's rest past the end as they take it in the middle, where the twin's
+/// relaxed count never ends the chunk within a token. A token of string characters lives
+/// on in the next chunk either way; one with the closing quote ends the tail in this row
+/// or, past the end, in the next, whose completion of the string is the same. The rows
+/// differ only in the number of chunks, which the same start state says does not matter
+/// yet. Asked once per row and end state; `None` where it does not hold (the last chunk
+/// before the tail must start, a minimum still to reach), and the state's own mask is
+/// taken, its slices proven past the end (`slicing::past_end_whole`).
+fn chunk_twin(
+    p: &mut Parser<DerivreLexer>,
+    shared: &Shared,
+    slicing: &mut Slicing,
+    real: StateId,
+    row: u32,
+    row_twin: &mut Option<RowTwin>,
+) -> Option<StateId> {
+    let rt = row_twin.as_mut().filter(|t| t.row == row)?;
+    let slices = shared.slices.as_ref().filter(|_| slicing.on)?;
+    // A long string's chunk and tail lexemes only: the same lexemes at a row's start as in
+    // its middle (a count of string characters, a count then the quote). A lexeme such as
+    // Lark's `/x[a-z]{1000}/` begins otherwise than it goes on, and one allowed only after
+    // the chunk (`A* B`) takes a rest that the middle's twin does not.
+    let chunky =
+        |l: &lexer::LexemeSpec| l.name.starts_with(grammars::json_schema::LONG_STRING_LEXEMES);
+    let lx = p.lexer_mut();
+    if !lx.lexemes_all(real, chunky) || !lx.lexemes_all(rt.twin, chunky) {
+        return None;
+    }
+    // Past the longest token's length from the end the state has its own counter twin.
+    let limit = shared.trie.max_token_len() + 1;
+    let end = crate::slicing::run_end_within(p, real, slices, slicing, limit)?;
+    let same = match rt.repeats {
+        Some((e, same)) if e == end => same,
+        _ => {
+            let start = p.row_start_state();
+            let same = p.lexer_mut().lexemes_all(start, chunky)
+                && matches!(p.start_after_end(end), Ok(Some(s)) if s == start);
+            rt.repeats = Some((end, same));
+            same
+        }
+    };
+    same.then_some(rt.twin)
 }
 
 /// The vocabulary's table for the run automaton `dfa` (the last one used kept at hand).

@@ -39,6 +39,9 @@ pub(crate) struct Slicing {
     pub(crate) boundary: HashMap<u32, bool>,
     /// Whether `boundary` holds a state that ends within a run.
     pub(crate) boundary_any: bool,
+    /// Where a lexer state's lexeme ends, read with the slices' most common byte
+    /// ([`run_end_within`]).
+    pub(crate) run_ends: HashMap<u32, Option<lexer::StateId>>,
     /// The shared lexer's split walks, while swapped in.
     pub(crate) walks: Walks,
     /// Trie walks replayed from a split walk.
@@ -57,6 +60,8 @@ pub(crate) struct Slicing {
     /// Masks whose walked slices' frontier subtrees may be proven whole (a lexeme ending
     /// within their runs).
     pub(crate) boundaries: u64,
+    /// Masks at a long string's chunk end taken at the chunk middle's counter twin.
+    pub(crate) chunk_ends: u64,
     /// The last run table used, by its automaton (the same `Arc` from the lexer each time:
     /// no lock and no hash of the automaton per mask).
     pub(crate) run_table: Option<(Arc<lexer::RunDfa>, Arc<slicer::RunTable>)>,
@@ -460,6 +465,37 @@ pub(crate) fn all_but_last_whole(
         contained.push(c);
     }
     true
+}
+
+/// Where the lexeme at `state` ends when read with the slices' most common byte: the last
+/// state before that byte is rejected, if it accepts, within `limit` bytes (a chunk of a
+/// long string near its end); `None` otherwise. Cached by state.
+pub(crate) fn run_end_within(
+    p: &mut Parser<DerivreLexer>,
+    state: lexer::StateId,
+    slices: &slicer::Slices,
+    st: &mut Slicing,
+    limit: usize,
+) -> Option<lexer::StateId> {
+    use lexer::{Lexer, StateId};
+    if let Some(&e) = st.run_ends.get(&state.0) {
+        return e;
+    }
+    let lx = p.lexer_mut();
+    let mut end = None;
+    if let Some(&b) = slices.common_bytes().first() {
+        let mut s = state;
+        for _ in 0..limit {
+            let Ok(n) = lx.advance(s, b) else { break };
+            if n == StateId::DEAD {
+                end = (s != state && lx.flags(s).is_accepting()).then_some(s);
+                break;
+            }
+            s = n;
+        }
+    }
+    st.run_ends.insert(state.0, end);
+    end
 }
 
 /// Most characters [`ends_within_run`] reads.

@@ -571,9 +571,14 @@ fn boundary_proofs_equal_the_plain_walk() {
         // The next lexeme takes some of the slices' first characters, not all of them.
         (GrammarSource::Lark(format!("start: A B \"!\"\nA: /{class}{{12}}/\nB: /[a-z ]*/\n")), 12),
         (GrammarSource::Lark("start: A B\nA: /[a-z ]{12}/\nB: /[0-9]+/\n".to_string()), 12),
+        // Fixed-length lexemes repeated as a long string's chunks are, but not its chunks:
+        // `B` is allowed only after a whole `A`, and the next `A` must begin with `x` (the
+        // middle of an `A` takes neither rest past its end as the next row does).
+        (GrammarSource::Lark("start: A* B\nA: /[a-z ]{300}/\nB: /!/\n".to_string()), 300),
+        (GrammarSource::Lark("start: A* \"!\"\nA: /x[a-z ]{299}/\n".to_string()), 300),
         (GrammarSource::Lark("start: A B\nA: /[a-z ]{12}/\nB: /[a-z ]{0,5}!/\n".to_string()), 12),
     ];
-    let (mut masks, mut boundaries) = (0, 0);
+    let (mut masks, mut boundaries, mut chunk_ends) = (0, 0, 0);
     for (gi, (src, end)) in grammars.iter().enumerate() {
         let end: usize = *end;
         let pair = matcher_pairs(&fast_f, &plain_f, gi, src);
@@ -606,10 +611,15 @@ fn boundary_proofs_equal_the_plain_walk() {
                 Some(t)
             });
             boundaries += fast.slice_stats().boundaries;
+            chunk_ends += fast.slice_stats().chunk_ends;
         }
     }
-    println!("{masks} masks compared, {boundaries} with boundary proofs");
+    println!(
+        "{masks} masks compared, {boundaries} with boundary proofs, {chunk_ends} at a chunk \
+         end's middle twin"
+    );
     assert!(boundaries > 0, "no mask took boundary proofs: the oracle compared nothing");
+    assert!(chunk_ends > 0, "no chunk end took its middle's twin: the oracle compared nothing");
 }
 
 /// Objects of many optional properties (each row predicts every property still to come)

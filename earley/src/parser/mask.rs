@@ -262,6 +262,11 @@ impl<L: Lexer> Parser<L> {
         Ok(self.end_lexeme(row, end)?.map(|(r, once)| self.start_after(r, once)))
     }
 
+    /// The start state of the committed position's row (where its pending lexeme began).
+    pub fn row_start_state(&self) -> StateId {
+        self.row_start[self.stack[self.base].row as usize]
+    }
+
     /// The lexer state at the current position (inside the pending lexeme, or the row's
     /// start state between lexemes).
     pub fn current_lexer_state(&self) -> StateId {

@@ -23,14 +23,15 @@
 use lexer::RegexSpec;
 
 use super::schema::LengthBounds;
-use crate::ir::{Expr, Grammar, GrammarOptions, Rule, RuleAttrs};
+use crate::ir::{Expr, Grammar, GrammarOptions, Rule, RuleAttrs, TerminalDef};
 
 /// Characters per chunk. A chunk's positions with more room than the longest token share
 /// one mask (the lexer's counter twins), so what costs is a chunk's end, where every token
 /// crosses into the next chunk through the parser: fewer ends, fewer such masks (bounds
 /// bench, 20,000 characters, o200k: 256: p50 9.9 µs, p99 3,156 µs; 1,024: 8.2 / 783;
 /// 2,048: 8.5 / 239; Llama 3, 2,048: 0.7 / 70.6, warm 14.5; 8,192: 1.1 / 41.7, warm 10.4,
-/// the ends then 1.3 % of the masks). A chunk and a tail of 8,192 positions keep within the
+/// the ends then 1.3 % of the masks; since the ends share the middle's mask where another
+/// chunk may follow, 1.0 / 1.9, warm 0.8). A chunk and a tail of 8,192 positions keep within the
 /// lexer's states (at most ~6 a character: a 99,000-character value of escapes and emoji is
 /// accepted, `llg check` RSS as with 2,048).
 pub const CHUNK: u32 = 8192;
@@ -39,6 +40,12 @@ pub const CHUNK: u32 = 8192;
 /// near the bound take the run twin's mask (`minLength: 5000`, 6,000 characters, Llama 3:
 /// p99 3.5 µs, where chunks of 2,048 cost 107 µs at their ends).
 pub const LONG: u32 = CHUNK;
+
+/// The names of the chunk and tail lexemes begin with this (not a Lark name: no grammar
+/// text names them). The matcher recognizes a chunk's end by them: where the row the chunk
+/// ends into starts as the chunk's own row did, the chunk's last positions share the mask
+/// of its middle (`llguidance::near_bound`).
+pub const LEXEME_PREFIX: &str = "%long-string-";
 
 /// Whether a string of these lengths is chunked.
 pub(crate) fn is_long(len: LengthBounds) -> bool {
@@ -55,9 +62,21 @@ pub(crate) fn grammar(
     body: impl Fn(u32, u32) -> RegexSpec,
 ) -> Grammar {
     let k = CHUNK;
-    let chunk = Expr::Lexeme(body(k, k));
+    // Named terminals (see [`LEXEME_PREFIX`]), each regex once.
+    let terminals = std::cell::RefCell::new(Vec::<TerminalDef>::new());
+    let terminal = |name: String, regex: RegexSpec| {
+        let mut ts = terminals.borrow_mut();
+        if !ts.iter().any(|t| t.name == name) {
+            ts.push(TerminalDef { name: name.clone(), regex, lazy: false });
+        }
+        Expr::Terminal(name)
+    };
+    let chunk = terminal(format!("{LEXEME_PREFIX}chunk"), body(k, k));
     let tail = |lo: u32, hi: u32| {
-        Expr::Lexeme(RegexSpec::Concat(vec![body(lo, hi), RegexSpec::Literal("\"".into())]))
+        terminal(
+            format!("{LEXEME_PREFIX}tail-{lo}-{hi}"),
+            RegexSpec::Concat(vec![body(lo, hi), RegexSpec::Literal("\"".into())]),
+        )
     };
     let chunks = |min: u32, max: Option<u32>| match (min, max) {
         (0, Some(0)) => Expr::Empty,
@@ -93,7 +112,7 @@ pub(crate) fn grammar(
         name: Some(name),
         start: "start".into(),
         rules: vec![rule("start", Expr::Alt(alts))],
-        terminals: vec![],
+        terminals: terminals.into_inner(),
         ignore: vec![],
         options: GrammarOptions::default(),
     }

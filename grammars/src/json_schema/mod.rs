@@ -90,7 +90,9 @@ mod emit;
 mod long_string;
 /// Where a JSON string bounded by length alone is chunked: past `LONG_STRING` characters,
 /// in chunks of `LONG_STRING_CHUNK` (the module `long_string`).
-pub use long_string::{CHUNK as LONG_STRING_CHUNK, LONG as LONG_STRING};
+pub use long_string::{
+    CHUNK as LONG_STRING_CHUNK, LEXEME_PREFIX as LONG_STRING_LEXEMES, LONG as LONG_STRING,
+};
 mod numbers;
 pub(crate) mod resolve;
 mod schema;

@@ -55,7 +55,8 @@ impl Matcher {
                     // Inside or near a bounded repeat, the mask is computed at a twin of the
                     // state and finished for the state itself (`crate::near_bound`).
                     let real = key.1;
-                    let (at, near) = near_bound::mask_state(p, &m.shared, &mut m.slicing, real);
+                    let (at, near) =
+                        near_bound::mask_state(p, &m.shared, &mut m.slicing, real, &mut m.row_twin);
                     let same = matches!(near, near_bound::Near::Same);
                     if let Some(last) = m.last_mask.as_mut().filter(|_| same) {
                         if matches!(m.last_at, Some(LastAt::Twin(r, s)) if (r, s) == (key.0, at)) {

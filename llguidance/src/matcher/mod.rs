@@ -74,6 +74,9 @@ pub struct Matcher {
     /// How `last_mask` was computed, where a later position may reuse it (`None`: a mask
     /// finished for its own state).
     last_at: Option<LastAt>,
+    /// The counter twin of the last row whose masks took one (`near_bound::RowTwin`).
+    /// Cleared by a rollback.
+    row_twin: Option<crate::near_bound::RowTwin>,
     /// Masks answered from `last_mask`.
     mask_cache_hits: u64,
     /// The cancellation request, once enabled ([`Matcher::into_cancellable`]).
@@ -140,6 +143,10 @@ pub struct SliceStats {
     /// near its end): the walked slices' subtrees past the end proven whole where the
     /// next lexeme contains the slice.
     pub boundaries: u64,
+    /// Masks at a long string's chunk end taken at the counter twin of the chunk's middle,
+    /// where the row the chunk ends into starts as the chunk's own did
+    /// (`near_bound::chunk_twin`).
+    pub chunk_ends: u64,
 }
 
 impl Drop for Matcher {
@@ -243,6 +250,7 @@ impl Matcher {
             skip_row0: false,
             last_mask: None,
             last_at: None,
+            row_twin: None,
             mask_cache_hits: 0,
             cancel: CancelSlot::default(),
             stop_tokens: None,
@@ -537,6 +545,7 @@ impl Matcher {
             return Ok(());
         }
         self.last_mask = None;
+        self.row_twin = None;
         self.guarded(true, |m| {
             match &mut m.backend {
                 Backend::Earley(p) => p.rollback(n)?,
@@ -716,6 +725,7 @@ impl Matcher {
             runs: self.slicing.runs,
             narrowed: self.slicing.narrowed,
             boundaries: self.slicing.boundaries,
+            chunk_ends: self.slicing.chunk_ends,
         }
     }
 
