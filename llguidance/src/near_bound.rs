@@ -123,13 +123,14 @@ pub(crate) fn mask_state<'a>(
 /// slices' most common character, read up to the longest token), the counter twin of the
 /// chunk's middle, where the row the chunk ends into has the row's own start state: the
 /// same lexemes (another chunk, the tail) take every token's rest past the end as they take
-/// it in the middle, where the twin's relaxed count never ends the chunk within a token. A token of string characters lives
-/// on in the next chunk either way; one with the closing quote ends the tail in this row
-/// or, past the end, in the next, whose completion of the string is the same. The rows
-/// differ only in the number of chunks, which the same start state says does not matter
-/// yet. Asked once per row and end state; `None` where it does not hold (the last chunk
-/// before the tail must start, a minimum still to reach), and the state's own mask is
-/// taken, its slices proven past the end (`slicing::past_end_whole`).
+/// it in the middle, where the twin's relaxed count never ends the chunk within a token.
+/// A token of string characters lives on in the next chunk either way; one with the
+/// closing quote ends the tail in this row or, past the end, in the next, whose completion
+/// of the string is the same. The rows differ only in the number of chunks, which the same
+/// start state says does not matter yet. Asked once per row and end state; `None` where it
+/// does not hold (the last chunk before the tail must start, a minimum still to reach), and
+/// the state's own mask is taken, its slices proven past the end
+/// (`slicing::past_end_whole`).
 fn chunk_twin(
     p: &mut Parser<DerivreLexer>,
     shared: &Shared,

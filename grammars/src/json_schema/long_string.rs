@@ -31,9 +31,9 @@ use crate::ir::{Expr, Grammar, GrammarOptions, Rule, RuleAttrs, TerminalDef};
 /// bench, 20,000 characters, o200k: 256: p50 9.9 µs, p99 3,156 µs; 1,024: 8.2 / 783;
 /// 2,048: 8.5 / 239; Llama 3, 2,048: 0.7 / 70.6, warm 14.5; 8,192: 1.1 / 41.7, warm 10.4,
 /// the ends then 1.3 % of the masks; since the ends share the middle's mask where another
-/// chunk may follow, 1.0 / 1.9, warm 0.8). A chunk and a tail of 8,192 positions keep within the
-/// lexer's states (at most ~6 a character: a 99,000-character value of escapes and emoji is
-/// accepted, `llg check` RSS as with 2,048).
+/// chunk may follow, 1.0 / 1.9, warm 0.8). A chunk and a tail of 8,192 positions keep
+/// within the lexer's states (at most ~6 a character: a 99,000-character value of escapes
+/// and emoji is accepted, `llg check` RSS as with 2,048).
 pub const CHUNK: u32 = 8192;
 /// A bound past this many characters makes a string long. Up to it a string is one lexeme
 /// (at most ~49,000 lexer states, a fifth of `LexerLimits::max_states`) whose positions
