@@ -96,7 +96,8 @@ pub(crate) fn mask_state<'a>(
         // the mask at the state itself, its crossing tokens proven slice by slice
         // (`crate::slicing::sliced_mask`), which costs less than walking the long ones.
         if let Some(slices) = shared.slices.as_ref().filter(|_| slicing.on) {
-            if crate::slicing::ends_within_run(p, real, slices, slicing) {
+            let longest = shared.trie.max_token_len();
+            if crate::slicing::ends_within_run(p, real, slices, slicing, longest) {
                 return (real, Near::Same);
             }
         }
@@ -152,8 +153,8 @@ fn chunk_twin(
         return None;
     }
     // Past the longest token's length from the end the state has its own counter twin.
-    let limit = shared.trie.max_token_len() + 1;
-    let end = crate::slicing::run_end_within(p, real, slices, slicing, limit)?;
+    let longest = shared.trie.max_token_len();
+    let (end, _) = crate::slicing::run_end_within(p, real, slices, slicing, longest)?;
     let same = match rt.repeats {
         Some((e, same)) if e == end => same,
         _ => {

@@ -39,9 +39,9 @@ pub(crate) struct Slicing {
     pub(crate) boundary: HashMap<u32, bool>,
     /// Whether `boundary` holds a state that ends within a run.
     pub(crate) boundary_any: bool,
-    /// Where a lexer state's lexeme ends, read with the slices' most common byte
-    /// ([`run_end_within`]).
-    pub(crate) run_ends: HashMap<u32, Option<lexer::StateId>>,
+    /// Where a lexer state's lexeme ends, read with the slices' most common byte, and
+    /// after how many bytes ([`run_end_within`]).
+    pub(crate) run_ends: HashMap<u32, Option<(lexer::StateId, usize)>>,
     /// The shared lexer's split walks, while swapped in.
     pub(crate) walks: Walks,
     /// Trie walks replayed from a split walk.
@@ -467,16 +467,18 @@ pub(crate) fn all_but_last_whole(
     true
 }
 
-/// Where the lexeme at `state` ends when read with the slices' most common byte: the last
-/// state before that byte is rejected, if it accepts, within `limit` bytes (a chunk of a
-/// long string near its end); `None` otherwise. Cached by state.
+/// Where the lexeme at `state` ends when read with the slices' most common byte, and after
+/// how many bytes: the last state before that byte is rejected, if it accepts (a chunk of
+/// a long string near its end), read up to the longer of `longest` (the vocabulary's
+/// longest token, the same at every call) and [`BOUNDARY_MAX_CHARS`]; `None` otherwise.
+/// Cached by state. Read by [`ends_within_run`] and `near_bound::chunk_twin`.
 pub(crate) fn run_end_within(
     p: &mut Parser<DerivreLexer>,
     state: lexer::StateId,
     slices: &slicer::Slices,
     st: &mut Slicing,
-    limit: usize,
-) -> Option<lexer::StateId> {
+    longest: usize,
+) -> Option<(lexer::StateId, usize)> {
     use lexer::{Lexer, StateId};
     if let Some(&e) = st.run_ends.get(&state.0) {
         return e;
@@ -485,20 +487,21 @@ pub(crate) fn run_end_within(
     let mut end = None;
     if let Some(&b) = slices.common_bytes().first() {
         let mut s = state;
-        for _ in 0..limit {
-            let Ok(n) = lx.advance(s, b) else { break };
-            if n == StateId::DEAD {
-                end = (s != state && lx.flags(s).is_accepting()).then_some(s);
+        for n in 0..(longest + 1).max(BOUNDARY_MAX_CHARS) {
+            // A lexer limit: not read further (the walk meets it itself).
+            let Ok(next) = lx.advance(s, b) else { break };
+            if next == StateId::DEAD {
+                end = (n > 0 && lx.flags(s).is_accepting()).then_some((s, n));
                 break;
             }
-            s = n;
+            s = next;
         }
     }
     st.run_ends.insert(state.0, end);
     end
 }
 
-/// Most characters [`ends_within_run`] reads.
+/// A lexeme ending within fewer characters than this is one [`ends_within_run`] answers.
 const BOUNDARY_MAX_CHARS: usize = 48;
 
 /// Whether the lexeme at `state` ends within a run of the first slice's characters: read
@@ -511,30 +514,21 @@ pub(crate) fn ends_within_run(
     state: lexer::StateId,
     slices: &slicer::Slices,
     st: &mut Slicing,
+    longest: usize,
 ) -> bool {
     use lexer::{Lexer, StateId};
     if let Some(&b) = st.boundary.get(&state.0) {
         return b;
     }
-    let mut ends = false;
     let common = slices.common_bytes();
     let lx = p.lexer_mut();
     // The other common characters continue the lexeme too (not a run of spaces alone,
     // such as a bounded whitespace lexeme, whose next lexeme takes none of the slices).
     let others_go_on =
         common.iter().skip(1).all(|&b| lx.advance(state, b).is_ok_and(|n| n != StateId::DEAD));
-    if let Some(&b) = common.first().filter(|_| others_go_on) {
-        let mut s = state;
-        for i in 0..BOUNDARY_MAX_CHARS {
-            // A lexer limit: not read further (the walk meets it itself).
-            let Ok(n) = lx.advance(s, b) else { break };
-            if n == StateId::DEAD {
-                ends = i > 0 && lx.flags(s).is_accepting();
-                break;
-            }
-            s = n;
-        }
-    }
+    let ends = others_go_on
+        && run_end_within(p, state, slices, st, longest)
+            .is_some_and(|(_, n)| n < BOUNDARY_MAX_CHARS);
     st.boundary.insert(state.0, ends);
     st.boundary_any |= ends;
     ends
@@ -604,7 +598,7 @@ pub(crate) fn sliced_mask(
     let walked_slice = contained.iter().zip(&parts).any(|(&c, part)| !c && part.is_none());
     let boundary = walked_slice
         && if nothing {
-            ends_within_run(p, state, slices, st)
+            ends_within_run(p, state, slices, st, full.max_token_len())
         } else {
             // (A lookup only once some state was found to end within a run.)
             st.boundary_any && st.boundary.get(&state.0) == Some(&true)
