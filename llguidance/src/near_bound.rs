@@ -113,6 +113,15 @@ pub(crate) fn mask_state<'a>(
                         return (real, Near::Same);
                     }
                 }
+                // A twin met for the first time costs a walk of its own and the long tokens'
+                // walk from the state, where the state's own mask costs one walk (and is
+                // kept for the state's next masks): the twin pays only where another state
+                // comes to it (the positions of one value nearing its bound), not in a union
+                // whose fixed-length members make each position's twin new (a string of any
+                // of several formats).
+                if *slicing.split_twins.entry(g.0).or_insert(real.0) == real.0 {
+                    return (real, Near::Same);
+                }
                 return (g, Near::Split(s));
             }
         }

@@ -42,6 +42,9 @@ pub(crate) struct Slicing {
     /// Where a lexer state's lexeme ends, read with the slices' most common byte, and
     /// after how many bytes ([`run_end_within`]).
     pub(crate) run_ends: HashMap<u32, Option<(lexer::StateId, usize)>>,
+    /// The length-split twins asked for, each with the state first asked at
+    /// (`crate::near_bound::mask_state` takes a twin from another state's request on).
+    pub(crate) split_twins: HashMap<u32, u32>,
     /// The shared lexer's split walks, while swapped in.
     pub(crate) walks: Walks,
     /// Trie walks replayed from a split walk.

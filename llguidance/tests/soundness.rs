@@ -440,10 +440,16 @@ fn narrowed_run_masks_survive_rollbacks() {
 /// at ~600 µs a mask); (2) `format: uri` with a `pattern` (Github_hard---o64008): the
 /// URI's IPv6 repeats leave no room under the intersection, so no twin is tried (its
 /// completion search cost ~0.7 ms at each string's start); (3) a `maxLength: 32` string
-/// with a `pattern` keeps its split. Walks take random tokens and the instance's own.
+/// with a `pattern` keeps its split; (4) a string of any of five formats takes the states'
+/// own masks where each length-split twin is met once. Walks take random tokens and the
+/// instance's own.
 #[test]
 fn repeats_without_twins_take_the_states_own_masks() {
     let (fast_f, plain_f, _, eos) = o200k_pair();
+    let formats: Vec<Value> = ["date-time", "email", "hostname", "ipv4", "date"]
+        .iter()
+        .map(|f| json!({"type": "string", "format": f}))
+        .collect();
     let uuid = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
     let image =
         r"^https://images-fe\.ssl-images-amazon\.com/images/.*?(no-image-no-ciu)?\.(gif|jpg)$";
@@ -463,6 +469,10 @@ fn repeats_without_twins_take_the_states_own_masks() {
             json!({"type": "string", "maxLength": 32, "pattern": "^(\\d+\\.\\d+\\.\\d+.*)$"}),
             "\"1.2.3-beta+build.20261129\"",
         ),
+        // A string of any of several formats: the fixed-length members (a date, a time)
+        // make each position's length-split twin a new state, met once; its walk and the
+        // long tokens' would cost more than the state's own walk.
+        (json!({"anyOf": formats}), "\"2024-01-01T00:00:00Z\""),
     ];
     for (gi, (schema, text)) in cases.iter().enumerate() {
         let src = GrammarSource::JsonSchema(schema.to_string());
@@ -491,6 +501,9 @@ fn repeats_without_twins_take_the_states_own_masks() {
         }
         if gi == 2 {
             assert!(stats[0].splits > 0, "a bounded version string not split by token length");
+        }
+        if gi == 3 {
+            assert_eq!(stats[0].splits, 0, "a twin met once split the instance's masks");
         }
     }
 }
