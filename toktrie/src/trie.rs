@@ -133,11 +133,9 @@ pub struct TokTrie {
     ff_tokens: Vec<(TokenId, Vec<u8>)>,
     /// The first node of the root's 0xFF subtree (`nodes.len()` if none).
     ff_node: usize,
-    /// The root's children before `ff_node`, in order, as (byte, subtree size): a walk
-    /// reads its first level here, one cache line per five children, not from the nodes
-    /// (a line each, spread over the whole trie: ~250 misses in a row at a cold first
-    /// mask, where the lexer rejects most first bytes).
-    root_children: Vec<(u8, u32)>,
+    /// The subtree sizes of the root's children before `ff_node`, in order: where the first
+    /// level's nodes are without reading them ([`TokTrie::split_walk`]).
+    root_children: Vec<u32>,
     vocab_size: usize,
     max_token_len: usize,
 }
@@ -271,7 +269,7 @@ impl TokTrie {
         let mut p = 1;
         while p < trie.ff_node.min(trie.nodes.len()) {
             let size = trie.subtree_size(p);
-            trie.root_children.push((trie.nodes[p].byte(), size as u32));
+            trie.root_children.push(size as u32);
             p += size;
         }
         Ok(trie)
@@ -304,7 +302,7 @@ impl TokTrie {
             + self.dups.len() * 8
             + self.specials.len() * 4
             + self.ff_tokens.iter().map(|(_, b)| b.len() + 28).sum::<usize>()
-            + self.root_children.len() * 8
+            + self.root_children.len() * 4
     }
 
     /// Size figures.
@@ -684,27 +682,20 @@ impl TokTrie {
         // Decided nodes: accepted (`decided` in the loop) and rejected ones.
         let mut decided = 0;
         let mut rejected = 0;
+        // The first level's nodes loaded up front: their places come from `root_children`,
+        // so the loads go out together, where the walk's own reads of them wait on each
+        // other (the next child's index is in the node): ~250 misses in a row at a cold
+        // first mask, where the lexer rejects most first bytes.
+        let mut q = 1;
+        let mut x = 0u8;
+        for &size in &self.root_children {
+            x ^= nodes[q].byte();
+            q += size as usize;
+        }
+        std::hint::black_box(x);
         let mut p = 1;
-        // The next root child (see `root_children`): at the first level a node is read only
-        // where the automaton takes its byte.
-        let mut rk = 0;
         while p < nodes.len() {
             depth = depth.saturating_sub(next_pop).max(1);
-            if depth == 1 {
-                let (b, size) = self.root_children[rk];
-                rk += 1;
-                // Accepted: the step is asked again below (a table read by then).
-                let r = step(start, b);
-                if !matches!(r, Some(Some(_))) {
-                    if r.is_some() {
-                        rejected += 1;
-                    } else {
-                        frontier.push((p as u32, start));
-                    }
-                    p += size as usize;
-                    continue;
-                }
-            }
             let n = nodes[p];
             let cur = stack[depth - 1];
             let pop = n.parents_raw();
