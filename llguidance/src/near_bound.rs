@@ -26,6 +26,9 @@ use crate::shared::Shared;
 use crate::slicing::{walk_long, Slicing, TemplateWalks};
 use crate::Error;
 
+/// Length-split twins a matcher remembers the first state of (`Slicing::split_twins`).
+const SPLIT_TWINS: usize = 4096;
+
 /// How a mask computed at a twin is finished for the real state.
 pub(crate) enum Near<'a> {
     /// The twin's mask is the state's.
@@ -119,6 +122,10 @@ pub(crate) fn mask_state<'a>(
                 // comes to it (the positions of one value nearing its bound), not in a union
                 // whose fixed-length members make each position's twin new (a string of any
                 // of several formats).
+                if slicing.split_twins.len() >= SPLIT_TWINS {
+                    // (Forgetting costs a state's own walk where a twin would have served.)
+                    slicing.split_twins.clear();
+                }
                 if *slicing.split_twins.entry(g.0).or_insert(real.0) == real.0 {
                     return (real, Near::Same);
                 }
