@@ -162,10 +162,8 @@ fn chunk_twin(
     // its middle (a count of string characters, a count then the quote). A lexeme such as
     // Lark's `/x[a-z]{1000}/` begins otherwise than it goes on, and one allowed only after
     // the chunk (`A* B`) takes a rest that the middle's twin does not.
-    let chunky =
-        |l: &lexer::LexemeSpec| l.name.starts_with(grammars::json_schema::LONG_STRING_LEXEMES);
     let lx = p.lexer_mut();
-    if !lx.lexemes_all(real, chunky) || !lx.lexemes_all(rt.twin, chunky) {
+    if !only_chunks(lx, real) || !only_chunks(lx, rt.twin) {
         return None;
     }
     // Past the longest token's length from the end the state has its own counter twin.
@@ -175,13 +173,22 @@ fn chunk_twin(
         Some((e, same)) if e == end => same,
         _ => {
             let start = p.row_start_state();
-            let same = p.lexer_mut().lexemes_all(start, chunky)
+            let same = only_chunks(p.lexer_mut(), start)
                 && matches!(p.start_after_end(end), Ok(Some(s)) if s == start);
             rt.repeats = Some((end, same));
             same
         }
     };
     same.then_some(rt.twin)
+}
+
+/// Whether every lexeme alive at `state` is a long string's chunk or tail.
+fn only_chunks(lx: &DerivreLexer, state: StateId) -> bool {
+    use lexer::Lexer;
+    let specs = &lx.spec().lexemes;
+    let chunky =
+        |l: &lexer::LexemeSpec| l.name.starts_with(grammars::json_schema::LONG_STRING_LEXEMES);
+    lx.possible(state).iter().all(|l| specs.get(l.as_usize()).is_some_and(chunky))
 }
 
 /// The vocabulary's table for the run automaton `dfa` (the last one used kept at hand).

@@ -461,11 +461,10 @@ pub(crate) fn all_but_last_whole(
     }
     let mut contained = Vec::with_capacity(n);
     for (i, slice) in slices.slices()[..n - 1].iter().enumerate() {
-        let c = whole_at(p, st, state, i, slice, &contained);
-        if !c {
+        if !whole_at(p, st, state, i, slice, &contained) {
             return false;
         }
-        contained.push(c);
+        contained.push(true);
     }
     true
 }

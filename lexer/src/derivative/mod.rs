@@ -413,13 +413,6 @@ impl DerivreLexer {
         Ok(lx)
     }
 
-    /// Whether every lexeme alive at `state` is one `f` accepts (`false` for an unknown
-    /// state).
-    pub fn lexemes_all(&self, state: StateId, f: impl Fn(&crate::LexemeSpec) -> bool) -> bool {
-        let Some(members) = self.cache.members.get(state.as_usize()) else { return false };
-        members.iter().all(|&(lx, _)| self.spec.lexemes.get(lx.as_usize()).is_some_and(&f))
-    }
-
     /// The spec this lexer was built from.
     pub fn spec(&self) -> &LexerSpec {
         &self.spec
