@@ -178,6 +178,56 @@ fn contained_means_every_query_string_lives() {
             *total += h;
         }
     }
+    // A minimum beside an unanchored pattern, then a tail (a JSON string's `minLength` and
+    // `pattern`): the head takes `S{m,}` as `S*` (rule 5), also past the pattern's first
+    // characters (several heads); a bounded body, or a pattern whose witness the body does
+    // not hold, must not be proved by it.
+    let mut head_hits = 0;
+    for (body, others) in [
+        ("[abc]{5,}", &["[abc]*ab[abc]*"][..]),
+        ("[abc]{4,}", &["[abc]*a[bc]*b[abc]*"]),
+        ("[abc]+", &["[abc]*ab[abc]*"]),
+        ("[ab]{3,}", &["[abc]*c[abc]*"]),
+        ("[abc]{2,5}", &["[abc]*ab[abc]*"]),
+        ("[abc]{3,}", &["[abc]*b[abc]*", "[abc]*(a|b)c[abc]*"]),
+    ] {
+        let mut ops = vec![RegexSpec::regex(body)];
+        ops.extend(others.iter().map(|&o| RegexSpec::regex(o)));
+        let lexeme = RegexSpec::Concat(vec![RegexSpec::And(ops), RegexSpec::literal("d")]);
+        for path in ["", "a", "ab", "c", "abca", "cab"] {
+            for query in ["[abc]{1,}", "[ab]{1,4}", "[bc]{2,6}", "[abc]{1,6}"] {
+                let mut spec = LexerSpec::new();
+                spec.add("L", lexeme.clone(), LexemeKind::Greedy);
+                let mut l = DerivreLexer::new(&spec).expect("builds");
+                let mut st = l.start_state(&spec.all()).expect("start");
+                for &b in path.as_bytes() {
+                    st = l.advance(st, b).expect("advance");
+                }
+                if st == StateId::DEAD {
+                    continue;
+                }
+                let q = RegexSpec::regex(query);
+                if l.check_prefixes(st, &q) != Containment::Contained {
+                    continue;
+                }
+                contained += 1;
+                let (class, bounds) = query.split_once('{').expect("a bound");
+                let max = bounds.trim_end_matches('}').split(',').nth(1).expect("a range");
+                for s in strings(class, 1, max.parse().unwrap_or(MAX_LEN)) {
+                    strings_checked += 1;
+                    assert!(
+                        alive_along(&mut l, st, &s),
+                        "{query} in {lexeme:?} after {path:?}: {s:?} dies"
+                    );
+                }
+                head_hits += l.containment_rule_hits()[5];
+                for (total, h) in by_rule.iter_mut().zip(l.containment_rule_hits()) {
+                    *total += h;
+                }
+            }
+        }
+    }
+    assert!(head_hits > 0, "no minimum beside a pattern was proved by its head");
     // Rule 8 with rule 6 off (`quick_containment_fuel: 0`, a public limit): a star of
     // overlapping words before a bounded body, whose class walk gives up (more than a few
     // states per depth), answered by the full symbolic check.

@@ -508,6 +508,54 @@ fn repeats_without_twins_take_the_states_own_masks() {
     }
 }
 
+/// A `minLength` beside an unanchored `pattern` (MaskBench's Github_hard---o79409,
+/// `trace_id`): inside the string the slices are allowed whole (the proof reads the
+/// minimum as no bound, `lexer/src/derivative/containment.rs`, rule 5), with masks equal to
+/// the plain computation's; before, no slice was, and each mask walked the trie (1.5-3
+/// ms at o200k). A small minimum (no counter twin), one beside a maximum (kept exact) and
+/// the pattern alone walk the same way. Walks take the instance's tokens and random ones.
+#[test]
+fn a_minimum_beside_an_unanchored_pattern_allows_slices_whole() {
+    let (fast_f, plain_f, _, eos) = o200k_pair();
+    let trace = "\\d+-[A-Fa-f0-9]*-[A-Fa-f0-9]{24}";
+    let text = "\"1-58406520-a006649127e371903a2de979\"";
+    let cases = [
+        json!({"type": "string", "minLength": 35, "pattern": trace}),
+        json!({"type": "string", "minLength": 5, "pattern": trace}),
+        json!({"type": "string", "minLength": 3, "maxLength": 60, "pattern": trace}),
+        json!({"type": "string", "pattern": trace}),
+        json!({"type": "string", "minLength": 40, "pattern": ".*(red|blue).*"}),
+    ];
+    for (gi, schema) in cases.iter().enumerate() {
+        let src = GrammarSource::JsonSchema(schema.to_string());
+        let pair = matcher_pairs(&fast_f, &plain_f, gi, &src);
+        let text = if gi == 4 { "\"a red fox and a blue jay, both out early\"" } else { text };
+        let toks = fast_f.tokenizer().tokenize(text).unwrap();
+        let (mut fast, mut plain) = pair();
+        let n = walk(&mut fast, &mut plain, &format!("case {gi} instance"), |step, _| {
+            toks.get(step).copied()
+        });
+        assert_eq!(n, toks.len() + 1, "case {gi}: the instance is accepted to its end");
+        // Every mask computed inside the string (each walks the rest of the vocabulary, once;
+        // the first, before the quote, and the last, after it, allow no slice) allows its
+        // four string slices whole.
+        let st = fast.slice_stats();
+        if gi != 2 {
+            let inside = st.walked.saturating_sub(2);
+            assert!(inside >= 5 && st.applied >= 4 * inside, "case {gi}: {st:?}");
+        }
+        for w in 0..3u64 {
+            let mut seed = gi as u64 * 89 + w + 1;
+            let (mut fast, mut plain) = pair();
+            walk(&mut fast, &mut plain, &format!("case {gi} walk {w}"), |step, mask| {
+                let choices: Vec<TokenId> = mask.iter().filter(|t| !eos.contains(t)).collect();
+                (step < 40 && !choices.is_empty())
+                    .then(|| choices[lcg(&mut seed) as usize % choices.len()])
+            });
+        }
+    }
+}
+
 /// A repeat of a repeat (`(([0-9]|[a-f]){2}){32}`, MaskBench's Github_medium---o48549):
 /// derivre simplifies the outer repeat's last iteration `B{1,1}` to `B`, itself a repeat
 /// `X{2}`, whose bounds are not the outer seed's. Taken for them, the last pair's mask

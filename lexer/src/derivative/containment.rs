@@ -20,6 +20,9 @@
 //! 5. **Star head.** A member `B* R` with `R` non-empty holds every string of `B*` as a
 //!    prefix: if the class walk from the state of `B*` returns to it after one character,
 //!    `C ⊆ B` and `Q` is contained (also for the state without its finite exclusions).
+//!    Each alternative `B* R` of a union member is tried (an unanchored pattern's partial
+//!    matches come first), and inside a body `(S{m,} & B* R) T` the minimum counts as `S*`
+//!    (a run of class characters never ends a minimum).
 //! 6. **Quick symbolic check.** `Q & ~prefixes(E)` empty, by derivre's relevance check on a
 //!    small fuel budget (`LexerLimits::quick_containment_fuel`; 0 skips the rule).
 //! 7. **Full class walk** to depth `n` (for `n = ∞`, contained only through a repeated
@@ -203,15 +206,19 @@ impl DerivreLexer {
         // The state without its finite exclusions (literals excluded beside a pattern:
         // `S* & B* R & ~("k1"|…)`) counts too: a class string `c` there has infinitely many
         // completions `c b… w` (`b` a class character), finitely many of them excluded.
+        // Every alternative's head is tried: after a few bytes of an unanchored pattern its
+        // partial matches (`[0-9a-f]* "-" …`) come before the search's `.* P .*` in the
+        // union, and their narrower heads do not come back on the class (a
+        // `\d+-[A-Fa-f0-9]*-…` pattern, in a string from its fourth character: ~0.4 ms
+        // masks with two of four slices walked).
         if let Some((ci, _)) = q.filter(|_| !self.lazy_possible(state)) {
-            let head = match self.star_head(state, !cheap) {
-                Some(h) => Some(h),
-                None => match self.without_finite_exclusions(state) {
-                    Some(r) if r != state => self.star_head(r, !cheap),
-                    _ => None,
-                },
-            };
-            if let Some(head) = head {
+            let mut heads = self.star_heads(state, !cheap);
+            if heads.is_empty() {
+                if let Some(r) = self.without_finite_exclusions(state).filter(|&r| r != state) {
+                    heads = self.star_heads(r, !cheap);
+                }
+            }
+            for head in heads {
                 let full = walk_key(head, ci, false);
                 let key = walk_key(head, ci, cheap);
                 let d = match self.cache.live_depths.get(&full).or(self.cache.live_depths.get(&key))
@@ -346,9 +353,9 @@ impl DerivreLexer {
         (r != StateId::DEAD).then_some(r)
     }
 
-    /// The state `{(lexeme, B*)}` of the first member of `state` that is `B* R` with `R`
-    /// positive, or a union with such an alternative ([`star_head`]); `None` when no member
-    /// has one (or the state could not be made).
+    /// The states `{(lexeme, B*)}` of the first member of `state` that is `B* R` with `R`
+    /// positive, or a union with such alternatives (one state per alternative,
+    /// [`star_heads_parts`]); empty when no member has one (or no state could be made).
     ///
     /// A member `(S1* & … & B* R) T` (an unanchored pattern intersected with a string body
     /// `S*`, behind the closing quote `T`) counts too, with the state `{(lexeme, B* & S1* &
@@ -356,22 +363,38 @@ impl DerivreLexer {
     /// there is in `B*` and each `Si*`, so `c w` is in the intersection (a star holds the
     /// concatenation of its strings) and `c w t` in the member.
     ///
-    /// `create` false (a cheap query): only a state built already.
-    pub(super) fn star_head(&mut self, state: StateId, create: bool) -> Option<StateId> {
-        let members = self.cache.members.get(state.as_usize())?.to_vec();
-        let head = match members.iter().find_map(|&(lx, e)| {
-            star_head(&mut self.cache.exprs, &mut self.cache.stars, e).map(|b| (lx, b))
-        }) {
-            Some(h) => h,
-            None => members
-                .into_iter()
-                .find_map(|(lx, e)| self.star_head_in_body(e).map(|h| (lx, h)))?,
+    /// `create` false (a cheap query): only states built already.
+    pub(super) fn star_heads(&mut self, state: StateId, create: bool) -> Vec<StateId> {
+        let Some(members) = self.cache.members.get(state.as_usize()).map(|m| m.to_vec()) else {
+            return Vec::new();
         };
-        if create {
-            self.intern(vec![head]).ok()
-        } else {
-            self.known_state(&[head])
+        let mut found: Vec<(LexemeIdx, ExprRef)> = Vec::new();
+        for &(lx, e) in &members {
+            let heads = star_heads_parts(&mut self.cache.exprs, &mut self.cache.stars, e);
+            if !heads.is_empty() {
+                found = heads.into_iter().map(|(b, _)| (lx, b)).collect();
+                break;
+            }
         }
+        if found.is_empty() {
+            for (lx, e) in members {
+                let heads = self.star_heads_in_body(lx, e);
+                if !heads.is_empty() {
+                    found = heads.into_iter().map(|h| (lx, h)).collect();
+                    break;
+                }
+            }
+        }
+        found
+            .into_iter()
+            .filter_map(|h| if create { self.intern(vec![h]).ok() } else { self.known_state(&[h]) })
+            .collect()
+    }
+
+    /// The first of [`Self::star_heads`] (tests).
+    #[cfg(test)]
+    pub(super) fn star_head(&mut self, state: StateId, create: bool) -> Option<StateId> {
+        self.star_heads(state, create).into_iter().next()
     }
 
     /// The state of `members` (sorted), if built already.
@@ -382,34 +405,77 @@ impl DerivreLexer {
         self.cache.state_ids.find(hash, |e| same(&e.1)).map(|e| e.1)
     }
 
-    /// `B* & S1* & …` for a member `(S1* & … & B* R) T` (see [`Self::star_head`]).
-    pub(super) fn star_head_in_body(&mut self, e: ExprRef) -> Option<ExprRef> {
+    /// `B* & S1* & …` for a member `(S1* & … & B* R) T` (see [`Self::star_heads`]), of
+    /// lexeme `lx`, for each alternative `B* R` of that operand.
+    ///
+    /// An operand `S{m,}` (a JSON string's `minLength` beside an unanchored `pattern`) counts
+    /// as `S*` when its bounds are known ([`Self::repeat_bounds`]): where the walk of a class
+    /// string `c` from the head comes back to it, a character `s` of the class is in `B` and
+    /// in `S` (the head holds the empty string and so does its derivative by `s`), so `c sᵏ
+    /// w` is in `B* R`, in each `Si*` and, for `k` large enough, holds `m` iterations of
+    /// `S`: every such `c` is still a live prefix (a run of the body's characters never
+    /// ends a minimum).
+    pub(super) fn star_heads_in_body(&mut self, lx: LexemeIdx, e: ExprRef) -> Vec<ExprRef> {
         let (x, stars) = (&mut self.cache.exprs, &mut self.cache.stars);
         if x.get_tag(e) as u8 != tag::CONCAT {
-            return None;
+            return Vec::new();
         }
         let [body, tail] = [x.get_args(e)[0], x.get_args(e)[1]];
         if x.get_tag(body) as u8 != tag::AND || !x.is_positive(tail) || tail == ExprRef::NO_MATCH {
-            return None;
+            return Vec::new();
         }
         let ops = x.get_args(body).to_vec();
-        let (k, (b, r)) = ops
-            .iter()
-            .enumerate()
-            .find_map(|(k, &o)| star_head_parts(x, stars, o).map(|p| (k, p)))?;
-        let others: Vec<ExprRef> =
-            ops.iter().enumerate().filter(|&(j, _)| j != k).map(|(_, &o)| o).collect();
-        if others.is_empty() || !others.iter().all(|&s| unbounded_min(x, stars, s) == Some(0)) {
-            return None;
+        let Some((k, parts)) = ops.iter().enumerate().find_map(|(k, &o)| {
+            let p = star_heads_parts(x, stars, o);
+            (!p.is_empty()).then_some((k, p))
+        }) else {
+            return Vec::new();
+        };
+        let mut others = Vec::new();
+        for (j, &s) in ops.iter().enumerate() {
+            if j != k {
+                match self.without_minimum(lx, s) {
+                    Some(s) => others.push(s),
+                    None => return Vec::new(),
+                }
+            }
         }
-        let mut budget = WITNESS_NODES;
-        let w = self.part_witness(r, &mut budget)?;
-        if !others.iter().all(|&s| self.matches_bytes(s, &w)) {
-            return None;
+        if others.is_empty() {
+            return Vec::new();
         }
-        let mut head = others;
-        head.push(b);
-        Some(self.cache.exprs.mk_and(&mut head))
+        let mut heads = Vec::new();
+        for (b, r) in parts {
+            let mut budget = WITNESS_NODES;
+            let Some(w) = self.part_witness(r, &mut budget) else { continue };
+            if others.iter().all(|&s| self.matches_bytes(s, &w)) {
+                let mut head = others.clone();
+                head.push(b);
+                heads.push(self.cache.exprs.mk_and(&mut head));
+            }
+        }
+        heads
+    }
+
+    /// `S*` for an operand `S{m,}` of lexeme `lx` (`S*` itself, `S+`, or a repeat whose
+    /// bounds the lexeme's spec names, its maximum unbounded); `None` for anything else.
+    fn without_minimum(&mut self, lx: LexemeIdx, s: ExprRef) -> Option<ExprRef> {
+        let (x, stars) = (&mut self.cache.exprs, &mut self.cache.stars);
+        match unbounded_min(x, stars, s) {
+            Some(0) => return Some(s),
+            Some(_) => {}
+            None => {
+                if x.get_tag(s) as u8 != tag::REPEAT {
+                    return None;
+                }
+                self.search_minimums(lx);
+                if self.repeat_bounds(s)?.1 != u32::MAX {
+                    return None;
+                }
+            }
+        }
+        let x = &mut self.cache.exprs;
+        let body = x.get_args(s)[0];
+        Some(x.mk_repeat(body, 0, u32::MAX))
     }
 
     /// [`live_depth`] of walk class `ci` from `state`, at most `limit` characters deep,

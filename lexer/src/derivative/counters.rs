@@ -117,6 +117,8 @@ pub(super) struct Counters {
     /// Per lexeme: its seeds were searched for (`Some`), and whether it has any that a
     /// twin may relax.
     searched: HashMap<LexemeIdx, bool>,
+    /// The lexemes whose minimums were searched for ([`DerivreLexer::search_minimums`]).
+    minimums: HashSet<LexemeIdx>,
     /// The twin of each state asked, by horizon.
     twins: HashMap<(StateId, u32), StateId>,
     /// [`DerivreLexer::completion_bound`] of each twin asked.
@@ -143,6 +145,7 @@ impl Counters {
         self.seeds.capacity() * std::mem::size_of::<Seed>()
             + self.nodes.capacity() * (std::mem::size_of::<(ExprRef, (u32, u32))>() + 1)
             + self.searched.capacity() * (std::mem::size_of::<(LexemeIdx, bool)>() + 1)
+            + self.minimums.capacity() * (std::mem::size_of::<LexemeIdx>() + 1)
             + self.twins.capacity() * (std::mem::size_of::<((StateId, u32), StateId)>() + 1)
             + self.completions.capacity() * (std::mem::size_of::<(StateId, Option<u32>)>() + 1)
             + self.runs.capacity() * (std::mem::size_of::<(StateId, Option<RunBound>)>() + 1)
@@ -334,6 +337,27 @@ impl DerivreLexer {
         }
         self.cache.counters.searched.insert(lx, any);
         any
+    }
+
+    /// Finds lexeme `lx`'s repeats `B{m,}` with `m >= 2` (once), whose bounds
+    /// [`DerivreLexer::repeat_bounds`] then tells, also those no twin relaxes (`m` within
+    /// the horizon): a minimum beside an unanchored pattern is read as `B*` by a containment
+    /// proof (`containment::without_minimum`).
+    pub(super) fn search_minimums(&mut self, lx: LexemeIdx) {
+        if !self.cache.counters.minimums.insert(lx) {
+            return;
+        }
+        let mut bounds = Vec::new();
+        if let Some(l) = self.spec.lexemes.get(lx.as_usize()) {
+            spec_bounds(&l.regex, &mut bounds);
+        }
+        bounds.retain(|&(min, max)| max == u32::MAX && min >= 2);
+        bounds.sort_unstable();
+        bounds.dedup();
+        bounds.truncate(MAX_CANDIDATES);
+        if !bounds.is_empty() {
+            self.find_seeds(self.lexeme_exprs[lx.as_usize()], &bounds);
+        }
     }
 
     /// Registers every repeat node under `root` whose bounds are among `bounds`.

@@ -354,19 +354,26 @@ pub(super) fn matches_nonempty(x: &ExprSet, e: ExprRef) -> Option<bool> {
     }
 }
 
-/// `B*` where `e` is `B* R` with `R` positive (so `R` matches some string: derivre's
-/// invariant for a positive expression other than `NO_MATCH`), or a union with such an
-/// alternative; then every string of `B*` is a prefix of a string of `e`.
+/// The first head `B*` of [`star_heads_parts`] (tests).
+#[cfg(test)]
 pub(super) fn star_head(x: &mut ExprSet, stars: &mut Stars, e: ExprRef) -> Option<ExprRef> {
-    star_head_parts(x, stars, e).map(|(b, _)| b)
+    star_heads_parts(x, stars, e).first().map(|&(b, _)| b)
 }
 
-/// `(B*, R)` of [`star_head`].
-pub(super) fn star_head_parts(
+/// Heads tried per member at most ([`star_heads_parts`]).
+pub(super) const MAX_STAR_HEADS: usize = 8;
+
+/// `(B*, R)` where `e` is `B* R` with `R` positive (so `R` matches some string: derivre's
+/// invariant for a positive expression other than `NO_MATCH`), or of each alternative of a
+/// union that is (at most [`MAX_STAR_HEADS`], in the union's order); every string of such a
+/// `B*` is a prefix of a string of `e`. After a few bytes of an unanchored pattern the union holds the
+/// partial matches too (`.*P.* | [0-9a-f]* "-" … .*`), whose heads are narrower than the
+/// search's `.*` and come first in derivre's order.
+pub(super) fn star_heads_parts(
     x: &mut ExprSet,
     stars: &mut Stars,
     e: ExprRef,
-) -> Option<(ExprRef, ExprRef)> {
+) -> Vec<(ExprRef, ExprRef)> {
     let mut head = |x: &mut ExprSet, c: ExprRef| {
         if x.get_tag(c) as u8 != tag::CONCAT {
             return None;
@@ -378,9 +385,18 @@ pub(super) fn star_head_parts(
     match x.get_tag(e) as u8 {
         tag::OR => {
             let alts = x.get_args(e).to_vec();
-            alts.into_iter().find_map(|c| head(x, c))
+            let mut out = Vec::new();
+            for c in alts {
+                if let Some(h) = head(x, c).filter(|h| !out.iter().any(|o: &(_, _)| o.0 == h.0)) {
+                    out.push(h);
+                    if out.len() == MAX_STAR_HEADS {
+                        break;
+                    }
+                }
+            }
+            out
         }
-        _ => head(x, e),
+        _ => head(x, e).into_iter().collect(),
     }
 }
 

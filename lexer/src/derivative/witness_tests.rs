@@ -539,7 +539,7 @@ fn an_unanchored_pattern_inside_a_body_is_contained_from_its_head() {
     let s = l.start_state(&l.spec().all()).unwrap();
     let e = l.cache.members[s.as_usize()][0].1;
     assert!(star_head(&mut l.cache.exprs, &mut l.cache.stars, e).is_none(), "not a plain B* R");
-    assert!(l.star_head_in_body(e).is_some());
+    assert!(!l.star_heads_in_body(LexemeIdx::new(0), e).is_empty());
     let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{0,12}"#);
     assert_eq!(l.check_prefixes(s, &query), Containment::Contained);
     assert!(l.star_head(s, false).is_some(), "the head state was built");
@@ -573,7 +573,46 @@ fn an_unanchored_pattern_inside_a_body_is_contained_from_its_head() {
     let mut l = lexer(key);
     let s = l.start_state(&l.spec().all()).unwrap();
     let e = l.cache.members[s.as_usize()][0].1;
-    assert!(l.star_head_in_body(e).is_none());
+    assert!(l.star_heads_in_body(LexemeIdx::new(0), e).is_empty());
+}
+
+/// A minimum beside an unanchored pattern (MaskBench's Github_hard---o79409: `minLength:
+/// 35` and `\d+-[A-Fa-f0-9]*-…` searched anywhere): the body `S{m,}` counts as `S*` for the
+/// head, whose walk comes back on the class, so the state contains the class's queries at
+/// every position, also after the pattern's first characters, where the union's first
+/// alternatives are partial matches with narrower heads (`[0-9a-f]* "-" …`). A bounded
+/// body (`S{5,40}`) keeps no head: a class string past its maximum dies.
+#[test]
+fn a_minimum_beside_an_unanchored_pattern_keeps_its_head() {
+    let key = |body: &str| {
+        RegexSpec::Concat(vec![
+            RegexSpec::And(vec![
+                RegexSpec::regex(body),
+                RegexSpec::regex(".*[0-9]+-[0-9a-f]*-[0-9a-f]{4}.*"),
+            ]),
+            RegexSpec::literal("\""),
+        ])
+    };
+    let query = RegexSpec::regex(r#"[^"\\\x00-\x1F]{1,30}"#);
+    let mut l = lexer(key(r#"[^"\\]{20,}"#));
+    let mut s = l.start_state(&l.spec().all()).unwrap();
+    let e = l.cache.members[s.as_usize()][0].1;
+    assert!(!l.star_heads_in_body(LexemeIdx::new(0), e).is_empty(), "S{{20,}} taken as S*");
+    for (i, &b) in b"x1-58a-0".iter().enumerate() {
+        assert_eq!(l.check_prefixes(s, &query), Containment::Contained, "after {i} bytes");
+        s = l.advance(s, b).unwrap();
+    }
+    assert_eq!(l.check_prefixes(s, &query), Containment::Contained, "at the end");
+    assert!(l.containment_rule_hits()[5] >= 9, "{:?}", l.containment_rule_hits());
+    // After `1-58a-0` the union's first alternatives are the partial matches: more than one
+    // head, the first of which does not prove the class.
+    assert!(l.star_heads(s, false).len() >= 2, "the partial matches' heads and the search's");
+    let mut l = lexer(key(r#"[^"\\]{5,40}"#));
+    let s = l.start_state(&l.spec().all()).unwrap();
+    let e = l.cache.members[s.as_usize()][0].1;
+    assert!(l.star_heads_in_body(LexemeIdx::new(0), e).is_empty(), "a bounded body: no head");
+    let long = RegexSpec::regex(r#"[^"\\\x00-\x1F]{1,60}"#);
+    assert_ne!(l.check_prefixes(s, &long), Containment::Contained);
 }
 
 #[test]
@@ -633,3 +672,4 @@ fn a_star_head_proves_an_unanchored_pattern_contained() {
     assert!(star_head(&mut l.cache.exprs, &mut l.cache.stars, e).is_none());
     assert_ne!(l.check_prefixes(s, &RegexSpec::regex("[a-z]{1,10}")), Containment::Contained);
 }
+
