@@ -101,6 +101,9 @@ pub struct ClassRepeat {
     /// A few bytes that start one-byte characters of `class` (the first lowercase letter,
     /// uppercase letter and digit it holds, else its first byte): quick probes.
     pub probe_bytes: Vec<u8>,
+    /// A hash of `class`: queries on one class (`C{1,10}`, `C{1,30}`, `C{0,9}`, ...) are
+    /// told apart from others without comparing the classes byte by byte.
+    pub class_key: u64,
 }
 
 /// Queries already parsed, shared by every lexer of the process: the slicer asks the same
@@ -149,7 +152,13 @@ impl ClassRepeat {
         if probe_bytes.is_empty() {
             probe_bytes.extend(single.iter().min());
         }
-        Some(ClassRepeat { class, min, max, probe_bytes })
+        let class_key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            class.seqs.hash(&mut h);
+            h.finish()
+        };
+        Some(ClassRepeat { class, min, max, probe_bytes, class_key })
     }
 }
 

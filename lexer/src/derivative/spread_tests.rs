@@ -175,3 +175,51 @@ fn a_copy_has_room_for_new_states() {
         assert_eq!(a.flags(x), c.flags(y));
     }
 }
+
+/// The automata of repeat bodies (run twins' character automata, counter twins' iteration
+/// automata) built one derivative per part of each state's partition equal those built one
+/// derivative per byte class: every repeat body of the spec's lexemes (the JSON string
+/// character with its escapes, `\u` hex digits, `[^<]`, ...) plus a bounded string.
+#[test]
+fn body_automata_by_part_equal_those_by_class() {
+    let mut spec = spec();
+    spec.add(
+        "bounded_string",
+        RegexSpec::regex(r#""([^"\\\x00-\x1F\x7F]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}){0,100}""#),
+        LexemeKind::Greedy,
+    );
+    let mut a = DerivreLexer::new(&spec).unwrap();
+    let mut b = DerivreLexer::new(&spec).unwrap();
+    b.cache.parts.on = false;
+    // The repeat bodies under each lexeme, in one order for both lexers (same structure).
+    let bodies = |l: &DerivreLexer| -> Vec<ExprRef> {
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        let mut todo: Vec<ExprRef> = l.lexeme_exprs.clone();
+        while let Some(e) = todo.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            let x = &l.cache.exprs;
+            if x.get_tag(e) as u8 == tag::REPEAT {
+                out.push(x.get_args(e)[0]);
+            }
+            todo.extend_from_slice(x.get_args(e));
+        }
+        out
+    };
+    let (ba, bb) = (bodies(&a), bodies(&b));
+    assert_eq!(ba.len(), bb.len());
+    assert!(ba.len() >= 5, "{} bodies", ba.len());
+    let mut states = 0;
+    for (&x, &y) in ba.iter().zip(&bb) {
+        for prefix_code in [false, true] {
+            let (ra, rb) =
+                (a.body_automaton(x, 255, prefix_code), b.body_automaton(y, 255, prefix_code));
+            assert_eq!(ra, rb, "body {}", a.cache.exprs.expr_to_string(x));
+            states += ra.map_or(0, |r| r.1.len());
+        }
+    }
+    assert!(states >= 10, "{states} automaton states compared");
+    assert!(a.num_classes > 10, "few classes: nothing to share");
+}

@@ -673,3 +673,24 @@ fn a_star_head_proves_an_unanchored_pattern_contained() {
     assert_ne!(l.check_prefixes(s, &RegexSpec::regex("[a-z]{1,10}")), Containment::Contained);
 }
 
+/// Queries on one class (the slicer's `C{1,10}`, `C{1,30}`, `C{1,}`) share one reduced
+/// walk class, with the answers a lexer asked each query alone gives.
+#[test]
+fn queries_on_one_class_share_its_walk_class() {
+    let body = RegexSpec::regex(r#""[^"\\]{0,20}""#);
+    let queries = [r#"[^"\\]{1,10}"#, r#"[^"\\]{1,30}"#, r#"[^"\\]{1,}"#, "[a-z]{1,5}"];
+    let mut l = lexer(body.clone());
+    let s0 = l.start_state(&l.spec().all()).unwrap();
+    let s = l.advance(s0, b'"').unwrap();
+    let answers: Vec<Containment> =
+        queries.iter().map(|q| l.check_prefixes(s, &RegexSpec::regex(*q))).collect();
+    assert_eq!(l.cache.walk_classes.len(), 2, "one walk class per class asked");
+    for (q, a) in queries.iter().zip(&answers) {
+        let mut alone = lexer(body.clone());
+        let s0 = alone.start_state(&alone.spec().all()).unwrap();
+        let s = alone.advance(s0, b'"').unwrap();
+        assert_eq!(alone.check_prefixes(s, &RegexSpec::regex(*q)), *a, "{q}");
+    }
+    assert_eq!(answers[0], Containment::Contained);
+    assert_ne!(answers[1], Containment::Contained, "30 characters pass the bound of 20");
+}
