@@ -116,16 +116,20 @@ impl DerivreLexer {
         // `C{m,n}` by walking the DFA (cheap when warm, and decisive both ways; out of budget
         // it is "unknown": walking the slice's trie then costs less than the symbolic check,
         // ~5 ms on a bounded repeat); the symbolic check for other shapes.
-        let known = self.walk_query(query);
-        let (q, parsed) = (known.as_ref().map(|k| k.0), known.map(|k| k.1));
         // Every one-character string of the class must live (a query holding longer strings
         // holds their one-character prefixes): one of its first bytes leading to DEAD
         // settles it before any walk or symbolic check. A few representative bytes (a
         // letter of each case, a digit) rule out most states of a trie walk (structure,
         // numbers, literals) for a few transitions the walk needs anyway; trying every
         // first byte cost a cold derivative per byte class in key states, which the
-        // symbolic check then proves contained without them.
-        if let Some(p) = parsed.as_ref().filter(|p| p.max != Some(0)) {
+        // symbolic check then proves contained without them. The probe comes before the
+        // class is reduced for walks (`walk_query`): at a grammar's first mask (`{` only)
+        // reducing it was an eighth of the mask's instructions.
+        let probed = match self.cache.class_repeats.get(query) {
+            Some(known) => known.as_ref().map(|k| k.1.clone()),
+            None => ClassRepeat::parse_cached(query),
+        };
+        if let Some(p) = probed.as_ref().filter(|p| p.max != Some(0)) {
             for &b in p.probe_bytes.iter() {
                 match self.advance(state, b) {
                     Ok(s) if s != StateId::DEAD => {}
@@ -133,6 +137,7 @@ impl DerivreLexer {
                 }
             }
         }
+        let q = self.walk_query(query).map(|k| k.0);
         // The walk of this class from this state (cheap walks apart: fewer new states).
         let own_key = |ci: u32| walk_key(state, ci, cheap);
         // A walk of the same class from this state that already reached deep enough (one
