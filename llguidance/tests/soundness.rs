@@ -128,6 +128,20 @@ fn lcg(seed: &mut u64) -> u64 {
     *seed >> 33
 }
 
+/// A walk's picker: a random token of the mask other than the EOS ids (seeded), for the
+/// first `steps` steps.
+fn random_tokens(
+    mut seed: u64,
+    eos: &[TokenId],
+    steps: usize,
+) -> impl FnMut(usize, &TokenSet) -> Option<TokenId> + '_ {
+    move |step, mask| {
+        let choices: Vec<TokenId> = mask.iter().filter(|t| !eos.contains(t)).collect();
+        (step < steps && !choices.is_empty())
+            .then(|| choices[lcg(&mut seed) as usize % choices.len()])
+    }
+}
+
 /// Grammar `src` (number `gi`, for messages) compiled by both factories: each call makes a
 /// new pair of matchers of it (with every shortcut, plain).
 fn matcher_pairs<'a>(
@@ -200,15 +214,11 @@ fn proofs_equal_the_plain_walk_on_random_schemas() {
         let (Ok(g), Ok(pg)) = (fast_f.compile(&src), plain_f.compile(&src)) else { continue };
         compiled += 1;
         for w in 0..2u64 {
-            let mut seed = case as u64 * 31 + w + 1;
+            let seed = case as u64 * 31 + w + 1;
             let mut fast = fast_f.matcher_for(g.clone()).unwrap();
             let mut plain = plain_f.matcher_for(pg.clone()).unwrap();
             let what = format!("case {case} walk {w}: {text}");
-            masks += walk(&mut fast, &mut plain, &what, |step, mask| {
-                let choices: Vec<TokenId> = mask.iter().filter(|t| !eos.contains(t)).collect();
-                (step < 40 && !choices.is_empty())
-                    .then(|| choices[lcg(&mut seed) as usize % choices.len()])
-            });
+            masks += walk(&mut fast, &mut plain, &what, random_tokens(seed, &eos, 40));
             applied += fast.slice_stats().applied;
         }
     }
@@ -486,13 +496,10 @@ fn repeats_without_twins_take_the_states_own_masks() {
         assert!(fast.is_accepting().unwrap(), "case {gi}: the instance is accepted");
         let mut stats = vec![fast.slice_stats()];
         for w in 0..3u64 {
-            let mut seed = gi as u64 * 97 + w + 1;
+            let seed = gi as u64 * 97 + w + 1;
             let (mut fast, mut plain) = pair();
-            walk(&mut fast, &mut plain, &format!("case {gi} walk {w}"), |step, mask| {
-                let choices: Vec<TokenId> = mask.iter().filter(|t| !eos.contains(t)).collect();
-                (step < 60 && !choices.is_empty())
-                    .then(|| choices[lcg(&mut seed) as usize % choices.len()])
-            });
+            let what = format!("case {gi} walk {w}");
+            walk(&mut fast, &mut plain, &what, random_tokens(seed, &eos, 60));
             stats.push(fast.slice_stats());
         }
         if gi == 0 {
@@ -545,13 +552,10 @@ fn a_minimum_beside_an_unanchored_pattern_allows_slices_whole() {
             assert!(inside >= 5 && st.applied >= 4 * inside, "case {gi}: {st:?}");
         }
         for w in 0..3u64 {
-            let mut seed = gi as u64 * 89 + w + 1;
+            let seed = gi as u64 * 89 + w + 1;
             let (mut fast, mut plain) = pair();
-            walk(&mut fast, &mut plain, &format!("case {gi} walk {w}"), |step, mask| {
-                let choices: Vec<TokenId> = mask.iter().filter(|t| !eos.contains(t)).collect();
-                (step < 40 && !choices.is_empty())
-                    .then(|| choices[lcg(&mut seed) as usize % choices.len()])
-            });
+            let what = format!("case {gi} walk {w}");
+            walk(&mut fast, &mut plain, &what, random_tokens(seed, &eos, 40));
         }
     }
 }
