@@ -374,7 +374,8 @@ impl DerivreLexer {
     /// `S*`, behind the closing quote `T`) counts too, with the state `{(lexeme, B* & S1* &
     /// …)}`, when a string `w` of `R` is in every `Si*`: a string `c` of the class walked
     /// there is in `B*` and each `Si*`, so `c w` is in the intersection (a star holds the
-    /// concatenation of its strings) and `c w t` in the member.
+    /// concatenation of its strings) and `c w t` in the member. An operand `Si{m,}` (a
+    /// minimum) is read as `Si*` ([`Self::star_heads_in_body`] has the argument).
     ///
     /// `create` false (a cheap query): only states built already.
     pub(super) fn star_heads(&mut self, state: StateId, create: bool) -> Vec<StateId> {

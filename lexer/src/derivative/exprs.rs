@@ -365,10 +365,10 @@ pub(super) const MAX_STAR_HEADS: usize = 8;
 
 /// `(B*, R)` where `e` is `B* R` with `R` positive (so `R` matches some string: derivre's
 /// invariant for a positive expression other than `NO_MATCH`), or of each alternative of a
-/// union that is (at most [`MAX_STAR_HEADS`], in the union's order); every string of such a
-/// `B*` is a prefix of a string of `e`. After a few bytes of an unanchored pattern the union holds the
-/// partial matches too (`.*P.* | [0-9a-f]* "-" … .*`), whose heads are narrower than the
-/// search's `.*` and come first in derivre's order.
+/// union that is (at most [`MAX_STAR_HEADS`] distinct heads, in the union's order); every
+/// string of such a `B*` is a prefix of a string of `e`. After a few bytes of an unanchored
+/// pattern the union holds the partial matches too (`.*P.* | [0-9a-f]* "-" … .*`), whose
+/// heads are narrower than the search's `.*` and come first in derivre's order.
 pub(super) fn star_heads_parts(
     x: &mut ExprSet,
     stars: &mut Stars,
