@@ -101,9 +101,6 @@ pub struct ClassRepeat {
     /// A few bytes that start one-byte characters of `class` (the first lowercase letter,
     /// uppercase letter and digit it holds, else its first byte): quick probes.
     pub probe_bytes: Vec<u8>,
-    /// A hash of `class`: queries on one class (`C{1,10}`, `C{1,30}`, `C{0,9}`, ...) are
-    /// told apart from others without comparing the classes byte by byte.
-    pub class_key: u64,
 }
 
 /// Queries already parsed, shared by every lexer of the process: the slicer asks the same
@@ -152,13 +149,7 @@ impl ClassRepeat {
         if probe_bytes.is_empty() {
             probe_bytes.extend(single.iter().min());
         }
-        let class_key = {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            class.seqs.hash(&mut h);
-            h.finish()
-        };
-        Some(ClassRepeat { class, min, max, probe_bytes, class_key })
+        Some(ClassRepeat { class, min, max, probe_bytes })
     }
 }
 

@@ -56,17 +56,29 @@ impl DerivreLexer {
     }
 
     /// A query `C{m,n}` as (index of its reduced class in `walk_classes`, `n`) with its
-    /// parse; `None` for other shapes. Cached by query; a class is reduced once per lexer
-    /// (the slicer asks several bounds of one class, `C{1,10}`, `C{1,30}`, `C{0,9}`, ...:
-    /// reducing each took 0.18 s of MaskBench's first instances, 4.6 µs a query).
+    /// parse; `None` for other shapes. Cached by query.
     fn walk_query(&mut self, query: &RegexSpec) -> Option<ParsedQuery> {
         if let Some(known) = self.cache.class_repeats.get(query) {
             return known.clone();
         }
-        let e = ClassRepeat::parse_cached(query).map(|p| {
-            let same_class = self.cache.class_repeats.values().flatten().find(|(_, k)| {
-                Arc::ptr_eq(k, &p) || (k.class_key == p.class_key && k.class == p.class)
-            });
+        self.reduce_query(query, ClassRepeat::parse_cached(query))
+    }
+
+    /// [`Self::walk_query`] for a query not cached yet, given its parse. A class is reduced
+    /// once per lexer (the slicer asks several bounds of one class, `C{1,10}`, `C{1,30}`,
+    /// `C{0,9}`, ...: reducing each took 0.18 s of MaskBench's first instances).
+    fn reduce_query(
+        &mut self,
+        query: &RegexSpec,
+        parsed: Option<Arc<ClassRepeat>>,
+    ) -> Option<ParsedQuery> {
+        let e = parsed.map(|p| {
+            let same_class = self
+                .cache
+                .class_repeats
+                .values()
+                .flatten()
+                .find(|(_, k)| Arc::ptr_eq(k, &p) || k.class == p.class);
             if let Some(&((i, _), _)) = same_class {
                 return ((i, p.max), p);
             }
@@ -125,11 +137,12 @@ impl DerivreLexer {
         // symbolic check then proves contained without them. The probe comes before the
         // class is reduced for walks (`walk_query`): at a grammar's first mask (`{` only)
         // reducing it was an eighth of the mask's instructions.
-        let probed = match self.cache.class_repeats.get(query) {
-            Some(known) => known.as_ref().map(|k| k.1.clone()),
+        let known = self.cache.class_repeats.get(query).cloned();
+        let parsed = match &known {
+            Some(k) => k.as_ref().map(|k| k.1.clone()),
             None => ClassRepeat::parse_cached(query),
         };
-        if let Some(p) = probed.as_ref().filter(|p| p.max != Some(0)) {
+        if let Some(p) = parsed.as_ref().filter(|p| p.max != Some(0)) {
             for &b in p.probe_bytes.iter() {
                 match self.advance(state, b) {
                     Ok(s) if s != StateId::DEAD => {}
@@ -137,7 +150,10 @@ impl DerivreLexer {
                 }
             }
         }
-        let q = self.walk_query(query).map(|k| k.0);
+        let q = match known {
+            Some(k) => k.map(|k| k.0),
+            None => self.reduce_query(query, parsed).map(|k| k.0),
+        };
         // The walk of this class from this state (cheap walks apart: fewer new states).
         let own_key = |ci: u32| walk_key(state, ci, cheap);
         // A walk of the same class from this state that already reached deep enough (one

@@ -324,13 +324,7 @@ impl DerivreLexer {
         if let Some(&any) = self.cache.counters.searched.get(&lx) {
             return any;
         }
-        let mut bounds = Vec::new();
-        if let Some(l) = self.spec.lexemes.get(lx.as_usize()) {
-            spec_bounds(&l.regex, &mut bounds);
-        }
-        bounds.sort_unstable();
-        bounds.dedup();
-        bounds.truncate(MAX_CANDIDATES);
+        let bounds = self.lexeme_bounds(lx, |_| true);
         let any = bounds.iter().any(|&b| relaxes(b, MIN_HORIZON));
         if any {
             self.find_seeds(self.lexeme_exprs[lx.as_usize()], &bounds);
@@ -347,17 +341,24 @@ impl DerivreLexer {
         if !self.cache.counters.minimums.insert(lx) {
             return;
         }
+        let bounds = self.lexeme_bounds(lx, |(min, max)| max == u32::MAX && min >= 2);
+        if !bounds.is_empty() {
+            self.find_seeds(self.lexeme_exprs[lx.as_usize()], &bounds);
+        }
+    }
+
+    /// The distinct bounds written in lexeme `lx`'s spec that `keep` accepts, at most
+    /// [`MAX_CANDIDATES`].
+    fn lexeme_bounds(&self, lx: LexemeIdx, keep: impl Fn((u32, u32)) -> bool) -> Vec<(u32, u32)> {
         let mut bounds = Vec::new();
         if let Some(l) = self.spec.lexemes.get(lx.as_usize()) {
             spec_bounds(&l.regex, &mut bounds);
         }
-        bounds.retain(|&(min, max)| max == u32::MAX && min >= 2);
+        bounds.retain(|&b| keep(b));
         bounds.sort_unstable();
         bounds.dedup();
         bounds.truncate(MAX_CANDIDATES);
-        if !bounds.is_empty() {
-            self.find_seeds(self.lexeme_exprs[lx.as_usize()], &bounds);
-        }
+        bounds
     }
 
     /// Registers every repeat node under `root` whose bounds are among `bounds`.

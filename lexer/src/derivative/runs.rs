@@ -173,32 +173,24 @@ impl DerivreLexer {
             // The classes of one part of the state's partition share a derivative
             // (`partitions.rs`): one derivative per part, where the grammar's classes are
             // many (keys' letters) and a string character tells ~15 apart (a repeat body's
-            // automaton cost ~90 µs per grammar at its first bounded string).
+            // automaton cost ~90 µs per grammar at its first bounded string). Without
+            // partitions each class is its own part.
             let labels = self.cache.parts.on.then(|| {
                 let p = self.cache.parts.of_expr(&mut self.cache.exprs, e);
                 self.cache.parts.labels[p as usize].clone()
             });
-            let mut by_class = [None::<u8>; 256];
             let mut by_part = [None::<u8>; 256];
             let mut row = [RUN_DEAD; 256];
             for b in 0..=255u8 {
                 let c = self.class_of[b as usize] as usize;
-                if let Some(j) = by_class[c] {
-                    row[b as usize] = j;
-                    continue;
-                }
-                let part = labels.as_ref().map(|l| l[c] as usize);
-                if let Some(j) = part.and_then(|l| by_part[l]) {
-                    by_class[c] = Some(j);
+                let part = labels.as_ref().map_or(c, |l| l[c] as usize);
+                if let Some(j) = by_part[part] {
                     row[b as usize] = j;
                     continue;
                 }
                 let d = self.cache.deriv.derivative(&mut self.cache.exprs, e, b);
                 if d == ExprRef::NO_MATCH {
-                    by_class[c] = Some(RUN_DEAD);
-                    if let Some(l) = part {
-                        by_part[l] = Some(RUN_DEAD);
-                    }
+                    by_part[part] = Some(RUN_DEAD);
                     continue;
                 }
                 if prefix_code && nullable {
@@ -217,10 +209,7 @@ impl DerivreLexer {
                     }
                 };
                 row[b as usize] = j;
-                by_class[c] = Some(j);
-                if let Some(l) = part {
-                    by_part[l] = Some(j);
-                }
+                by_part[part] = Some(j);
             }
             next.extend_from_slice(&row);
             nullables.push(nullable);
