@@ -289,7 +289,8 @@ impl<'a> Doc<'a> {
         s
     }
 
-    fn base_of(&self, loc: &str) -> String {
+    /// The base URI at `loc` (that of the nearest indexed schema at or above it).
+    pub(crate) fn base_of(&self, loc: &str) -> String {
         let mut l = loc;
         loop {
             if let Some((b, _)) = self.bases.get(l) {

@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::algebra::{complement, intersect, union_into};
 use super::node::{Arr, Clause, Exp, Node, Obj, SExpr};
 use super::rx::{Rx, Term};
+use super::shape::Shapes;
 use crate::json_schema::numbers::{self, Decimal};
 use crate::json_schema::resolve::{Doc, Draft};
 use crate::json_schema::JsonCompileOptions;
@@ -26,6 +27,8 @@ pub(crate) struct Ctx<'a> {
     pub doc: Doc<'a>,
     pub opts: JsonCompileOptions,
     cache: HashMap<SExpr, Rc<Node>>,
+    /// One location for each set of equal subschemas ([`Shapes`]).
+    shapes: Shapes<'a>,
     depth: usize,
     regexes: HashMap<String, Option<regex_automata::meta::Regex>>,
     /// Warnings: unknown formats, what `lenient` ignored.
@@ -41,6 +44,7 @@ impl<'a> Ctx<'a> {
             doc,
             opts,
             cache: HashMap::new(),
+            shapes: Shapes::default(),
             depth: 0,
             regexes: HashMap::new(),
             warnings: vec![],
@@ -52,8 +56,10 @@ impl<'a> Ctx<'a> {
     /// beside it; any siblings up to draft 7, where `$ref` overrides them, as
     /// [`Ctx::normalize`] reads it): its target, followed through chains. The same schema,
     /// so one grammar rule for all its uses (a definition used under 160 properties was
-    /// emitted 160 times: 75,000 rules, 1.5 s to compile, Github_ultra---o13934).
-    pub fn canonical(&self, e: &SExpr) -> SExpr {
+    /// emitted 160 times: 75,000 rules, 1.5 s to compile, Github_ultra---o13934); then the
+    /// first location asked for whose subschema is written the same ([`Shapes`]: inline
+    /// copies of one definition).
+    pub fn canonical(&mut self, e: &SExpr) -> SExpr {
         /// Keywords that say nothing about which values are valid (with `x-` extensions;
         /// the non-standard ones here are unknown keywords, annotations to `normalize`).
         const ANNOTATIONS: &[&str] = &[
@@ -89,10 +95,15 @@ impl<'a> Ctx<'a> {
                 Err(_) => break,
             }
         }
-        if *loc == **start {
-            e.clone()
+        let e = if *loc == **start { e.clone() } else { self.at(loc) };
+        let SExpr::At(loc) = &e else { return e };
+        let Some(v) = self.doc.get(loc) else { return e };
+        let doc = &self.doc;
+        let rep = self.shapes.representative(loc, v, || doc.base_of(loc), doc.draft == Draft::D4);
+        if rep == *loc {
+            e
         } else {
-            self.at(loc)
+            SExpr::At(rep)
         }
     }
 

@@ -126,6 +126,9 @@ impl Rx {
             (Rx::All, x) | (x, Rx::All) => x.clone(),
             (Rx::And(a), Rx::And(b)) => {
                 let mut v: Vec<Term> = a.iter().chain(b).cloned().collect();
+                if !merge_lengths(&mut v) {
+                    return Rx::Nothing;
+                }
                 drop_implied_lengths(&mut v);
                 fuse_class_lengths(&mut v);
                 if v.len() > 1 && contradicts(&v) {
@@ -240,6 +243,47 @@ fn contradicts(v: &[Term]) -> bool {
     })
 }
 
+/// Makes the length bounds of an intersection one (`allOf` of `minLength` and `maxLength`
+/// in separate schemas: ten of them were ten counters in one lexeme, 1-10 ms a mask at a
+/// string's start; one bound shares its masks through the lexer's counter twins). Exact;
+/// `false` when the lengths leave nothing. [`LengthBounds::ANY`] (a universe) stays.
+fn merge_lengths(v: &mut Vec<Term>) -> bool {
+    let mut merged: Option<(usize, LengthBounds)> = None;
+    let mut i = 0;
+    while i < v.len() {
+        let Term::Len(b) = v[i] else {
+            i += 1;
+            continue;
+        };
+        if b.is_any() {
+            i += 1;
+            continue;
+        }
+        match &mut merged {
+            None => {
+                merged = Some((i, b));
+                i += 1;
+            }
+            Some((_, m)) => {
+                m.min = m.min.max(b.min);
+                m.max = match (m.max, b.max) {
+                    (Some(x), Some(y)) => Some(x.min(y)),
+                    (x, y) => x.or(y),
+                };
+                v.remove(i);
+            }
+        }
+    }
+    match merged {
+        Some((_, m)) if m.max.is_some_and(|max| max < m.min) => false,
+        Some((at, m)) => {
+            v[at] = Term::Len(m);
+            true
+        }
+        None => true,
+    }
+}
+
 /// Drops from an intersection the length bounds (`minLength`, `maxLength`) that another
 /// conjunct implies, every string of it having between `m` and `n` characters:
 /// `format: date-time` beside `minLength: 1`. Exact. The lexer takes one derivative per
@@ -340,8 +384,19 @@ mod tests {
         let word = Rx::regex(RegexSpec::Regex("é{2,3}".into()));
         assert_eq!(word.and(&len(2, Some(3))), word);
         assert_eq!(conjuncts(&word.and(&len(0, Some(2)))), 2);
-        // Two lengths alone stay.
-        assert_eq!(conjuncts(&len(1, None).and(&len(0, Some(5)))), 2);
+        // Two lengths are one; lengths that leave nothing, nothing.
+        assert_eq!(len(1, None).and(&len(0, Some(5))), len(1, Some(5)));
+        assert_eq!(len(3, Some(9)).and(&len(5, None)).and(&len(0, Some(7))), len(5, Some(7)));
+        assert_eq!(len(6, None).and(&len(0, Some(5))), Rx::Nothing);
+        // Beside another conjunct, still one bound (and the universe stays).
+        let any = Rx::And(vec![Term::Len(LengthBounds::ANY)]);
+        assert_eq!(conjuncts(&dt.and(&len(0, Some(40))).and(&len(0, Some(30)))), 2);
+        assert_eq!(any.and(&len(2, None)).and(&len(0, Some(4))), {
+            Rx::And(vec![
+                Term::Len(LengthBounds::ANY),
+                Term::Len(LengthBounds { min: 2, max: Some(4) }),
+            ])
+        });
     }
 
     #[test]
