@@ -2,6 +2,7 @@
 //! match, counts as states; `some` constraints (complements of object keywords) as state bits;
 //! `any_order` objects as one parametric rule.
 
+use hashbrown::{HashMap, HashSet};
 use lexer::RegexSpec;
 
 use super::{alt, lit, sep, Emitter, ANY_ORDER_MAX, MAX_PATTERNS, MAX_SOME};
@@ -199,9 +200,12 @@ impl Emitter<'_, '_> {
             return Ok((!exprs.is_empty()).then(|| alt(exprs)));
         }
         // named keys: `properties` order, other required keys, then the keys `some` names
+        // (Sets beside the lists: objects with thousands of properties compiled in time
+        // quadratic in their number, 10,000 in 0.3 s.)
         let mut keys: Vec<String> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
         let mut add = |k: &String| {
-            if !keys.contains(k) {
+            if seen.insert(k.clone()) {
                 keys.push(k.clone());
             }
         };
@@ -223,9 +227,15 @@ impl Emitter<'_, '_> {
             }
         }
         let mut named: Vec<(String, SExpr, bool)> = Vec::new();
+        let props: Vec<HashMap<&str, &SExpr>> = o
+            .clauses
+            .iter()
+            .map(|c| c.props.iter().rev().map(|(k, s)| (k.as_str(), s)).collect())
+            .collect();
+        let required: HashSet<&str> = o.required.iter().map(String::as_str).collect();
         for k in &keys {
-            let v = self.ctx.value_for(o, k)?;
-            let req = o.required.contains(k);
+            let v = self.ctx.value_in(o, k, |i, k| props[i].get(k).copied())?;
+            let req = required.contains(k.as_str());
             if v == SExpr::False {
                 if req {
                     return Ok(None);
