@@ -85,6 +85,9 @@ pub struct Parser<L> {
     recording: bool,
     /// (row, lexer state) -> row after ending the lexeme there (`NO_ROW`: rejected).
     scan_cache: HashMap<(u32, StateId), u32>,
+    /// The last `scan_cache` answer: a walk's frontier ends one lexeme at one row from
+    /// hundreds of trie nodes (a string's closing quote inside every token that has one).
+    last_scan: Option<((u32, StateId), u32)>,
     items_at_step_start: usize,
     error: Option<Error>,
     stats: ParserStats,
@@ -114,6 +117,7 @@ impl<L: Lexer> Parser<L> {
             entered: vec![(0, 0)],
             recording: false,
             scan_cache: HashMap::new(),
+            last_scan: None,
             items_at_step_start: 0,
             error: None,
             stats: ParserStats::default(),

@@ -83,5 +83,6 @@ impl<L: Lexer> Parser<L> {
         self.row_start.truncate(keep);
         self.row_start_once.truncate(keep);
         self.scan_cache.clear();
+        self.last_scan = None;
     }
 }

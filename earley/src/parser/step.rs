@@ -24,7 +24,12 @@ impl<L: Lexer> Parser<L> {
         state: StateId,
     ) -> Result<Option<(u32, bool)>, Error> {
         self.stats.lexemes_ended += 1;
-        if let Some(&r) = self.scan_cache.get(&(row, state)) {
+        let hit = match self.last_scan {
+            Some((k, r)) if k == (row, state) => Some(r),
+            _ => self.scan_cache.get(&(row, state)).copied(),
+        };
+        if let Some(r) = hit {
+            self.last_scan = Some(((row, state), r));
             self.stats.rows_reused += 1;
             return Ok((r != NO_ROW).then_some((r & !AFTER_ONCE, r & AFTER_ONCE != 0)));
         }
@@ -53,6 +58,7 @@ impl<L: Lexer> Parser<L> {
             None => NO_ROW,
         };
         self.scan_cache.insert((row, state), v);
+        self.last_scan = Some(((row, state), v));
         Ok(result)
     }
 
