@@ -247,6 +247,30 @@ pub fn cases() -> Vec<Case> {
         json!({"type": "string", "pattern": "^$|(^(?:\\S+\\s+)*\\S+$)"}),
         sentence,
     ));
+    // Length bounds in separate schemas of an `allOf` (one bound once merged; a counter each
+    // before: 1-10 ms a mask at the string's start).
+    let ten: Vec<serde_json::Value> = (0..50)
+        .step_by(5)
+        .map(|i| json!({"type": "string", "minLength": i, "maxLength": 1000 - i}))
+        .collect();
+    v.push(schema(
+        "allOf of 10 length bounds (900 chars)",
+        json!({"allOf": ten}),
+        json_str(&words(900)),
+    ));
+    // A generator's inline copies: `anyOf` of an object with two properties and an array, each
+    // the level below, 10 deep (3.7 MB of JSON, 59,049 copies of the leaf; one rule each, past
+    // the rule limit, before equal subschemas shared one).
+    let mut copies = json!({"type": "string"});
+    for _ in 0..10 {
+        copies = json!({"anyOf": [
+            {"type": "object", "properties": {"x": copies.clone(), "y": copies.clone()}},
+            {"type": "array", "items": copies},
+        ]});
+    }
+    // Ten levels: arrays and objects in turn, then the leaf.
+    let inst = format!("[{}[\"leaf\"]{}]", r#"{"x":[{"y":["#.repeat(2), r#"]}]}"#.repeat(2));
+    v.push(schema("anyOf 10 deep of inline copies (3.7 MB)", copies, inst));
     // A thinking section with a character budget (XGrammar's `max_chars`), as a structural tag.
     let tag = json!({"type": "structural_tag", "format": {"type": "tag", "begin": "<think>",
         "content": {"type": "any_text", "max_chars": 8000}, "end": "</think>"}});
