@@ -1,6 +1,7 @@
 //! What the front end merges, and only where it means the same: subschemas written out more
 //! than once into one grammar rule (same text, property order included, and same base URI);
-//! the length bounds of an `allOf` into one bound.
+//! the length bounds of an `allOf` into one bound; and objects with many named keys, looked
+//! up by index, read each key's schema as objects with few do.
 
 #[path = "json_schema/common.rs"]
 mod common;
@@ -129,4 +130,31 @@ fn all_of_lengths_are_one_bound() {
     assert!(!c.accepts("\"abcd\""));
     assert!(!c.accepts("\"ab\""));
     assert!(c.accepts("12"));
+}
+
+#[test]
+fn many_named_keys_read_their_own_schemas() {
+    // Past 32 named keys an object looks them up by index: each key's schema, `required`,
+    // and a key named in two `allOf` clauses (both apply) as with few keys.
+    for n in [8, 40] {
+        let props: serde_json::Map<String, Value> = (0..n)
+            .map(|i| {
+                let t = if i % 2 == 0 { "integer" } else { "string" };
+                (format!("p{i}"), json!({"type": t}))
+            })
+            .collect();
+        let last = format!("p{}", n - 2);
+        let s = json!({"allOf": [
+            {"type": "object", "properties": props, "required": ["p1", last],
+             "additionalProperties": false},
+            {"properties": {"p0": {"minimum": 5}}},
+        ]});
+        let c = Checker::new(&s).expect("compiles");
+        let ok = format!(r#"{{"p0":7,"p1":"a","{last}":3}}"#);
+        assert!(c.accepts(&ok), "{n}: {ok}");
+        assert!(!c.accepts(&format!(r#"{{"p0":3,"p1":"a","{last}":3}}"#)), "{n}: p0 minimum");
+        assert!(!c.accepts(&format!(r#"{{"p1":1,"{last}":3}}"#)), "{n}: p1 a string");
+        assert!(!c.accepts(r#"{"p1":"a"}"#), "{n}: last required");
+        assert!(!c.accepts(&format!(r#"{{"p1":"a","{last}":3,"q":1}}"#)), "{n}: closed");
+    }
 }

@@ -6,6 +6,9 @@ use hashbrown::{HashMap, HashSet};
 use lexer::RegexSpec;
 
 use super::{alt, lit, sep, Emitter, ANY_ORDER_MAX, MAX_PATTERNS, MAX_SOME};
+
+/// Objects naming more keys than this look their keys up by index, not by search.
+const INDEXED_KEYS: usize = 32;
 use crate::ir::{Expr, Rule, RuleAttrs};
 use crate::json_schema::schema::{Exists, KeyLang, LengthBounds, Node, Obj, SExpr};
 use crate::param::{ParamCond, ParamExpr};
@@ -200,42 +203,59 @@ impl Emitter<'_, '_> {
             return Ok((!exprs.is_empty()).then(|| alt(exprs)));
         }
         // named keys: `properties` order, other required keys, then the keys `some` names
-        // (Sets beside the lists: objects with thousands of properties compiled in time
-        // quadratic in their number, 10,000 in 0.3 s.)
-        let mut keys: Vec<String> = Vec::new();
-        let mut seen: HashSet<String> = HashSet::new();
-        let mut add = |k: &String| {
-            if seen.insert(k.clone()) {
-                keys.push(k.clone());
-            }
-        };
+        let mut keys: Vec<&String> = Vec::new();
         for c in &o.clauses {
-            for (k, _) in &c.props {
-                add(k);
-            }
+            keys.extend(c.props.iter().map(|(k, _)| k));
         }
-        o.required.iter().for_each(&mut add);
+        keys.extend(&o.required);
         // The keys of `dependentRequired` are named too: the emitter tracks which are written.
         for (k, list) in &o.deps {
-            add(k);
-            list.iter().for_each(&mut add);
+            keys.push(k);
+            keys.extend(list);
         }
         for e in &o.some {
             match &e.key {
-                KeyLang::Other { props, .. } => props.iter().for_each(&mut add),
+                KeyLang::Other { props, .. } => keys.extend(props),
                 KeyLang::Pattern(_) | KeyLang::NotNames(_) => {}
             }
         }
+        // Many keys are looked up by index (searched, objects with thousands of properties
+        // compiled in time quadratic in their number: 10,000 in 0.3 s); a few are searched
+        // (an index costs them more than it saves).
+        let many = keys.len() > INDEXED_KEYS;
+        if many {
+            let mut seen: HashSet<&String> = HashSet::new();
+            keys.retain(|k| seen.insert(k));
+        } else {
+            let mut i = 0;
+            while i < keys.len() {
+                if keys[..i].contains(&keys[i]) {
+                    keys.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        let props: Vec<HashMap<&str, &SExpr>> = match many {
+            true => o
+                .clauses
+                .iter()
+                .map(|c| c.props.iter().rev().map(|(k, s)| (k.as_str(), s)).collect())
+                .collect(),
+            false => Vec::new(),
+        };
+        let required: HashSet<&str> = match many {
+            true => o.required.iter().map(String::as_str).collect(),
+            false => HashSet::new(),
+        };
         let mut named: Vec<(String, SExpr, bool)> = Vec::new();
-        let props: Vec<HashMap<&str, &SExpr>> = o
-            .clauses
-            .iter()
-            .map(|c| c.props.iter().rev().map(|(k, s)| (k.as_str(), s)).collect())
-            .collect();
-        let required: HashSet<&str> = o.required.iter().map(String::as_str).collect();
-        for k in &keys {
-            let v = self.ctx.value_in(o, k, |i, k| props[i].get(k).copied())?;
-            let req = required.contains(k.as_str());
+        for &k in &keys {
+            let (v, req) = if many {
+                let v = self.ctx.value_in(o, k, |i, k| props[i].get(k).copied())?;
+                (v, required.contains(k.as_str()))
+            } else {
+                (self.ctx.value_for(o, k)?, o.required.contains(k))
+            };
             if v == SExpr::False {
                 if req {
                     return Ok(None);
@@ -327,7 +347,7 @@ impl Emitter<'_, '_> {
         // contains long string slices, where walking the lexer's DFA would have to tell
         // every prefix of every named key apart.
         let not_named = RegexSpec::Not(Box::new(RegexSpec::Or(
-            keys.iter().map(|k| self.key_spec(RegexSpec::Literal(k.clone()), None)).collect(),
+            keys.iter().map(|k| self.key_spec(RegexSpec::Literal((*k).clone()), None)).collect(),
         )));
         let np = patterns.len();
         for mask in 0u32..(1 << (np + splits.len())) {

@@ -9,8 +9,8 @@
 //! it). A subschema that names a place (`$id`, anchors) or reads the dynamic scope
 //! (`$dynamicRef`, `$recursiveRef`) keeps its own location.
 
-use hashbrown::HashMap;
-use std::hash::{Hash, Hasher};
+use hashbrown::{DefaultHashBuilder, HashMap};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::rc::Rc;
 
 use serde_json::Value;
@@ -43,6 +43,8 @@ pub(crate) struct Shapes<'a> {
     first: HashMap<(String, u64), Vec<Standing<'a>>>,
     /// Each location asked for: the location standing for it.
     reps: HashMap<Rc<str>, Rc<str>>,
+    /// The hash of texts (one seed for the whole compile).
+    build: DefaultHashBuilder,
 }
 
 impl<'a> Shapes<'a> {
@@ -93,7 +95,7 @@ impl<'a> Shapes<'a> {
         if depth > MAX_DEPTH {
             return (addr as u64, false);
         }
-        let mut s = std::collections::hash_map::DefaultHasher::new();
+        let mut s = self.build.build_hasher();
         let mut free = true;
         match v {
             Value::Object(m) => {
