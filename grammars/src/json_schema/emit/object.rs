@@ -6,13 +6,13 @@ use hashbrown::{HashMap, HashSet};
 use lexer::RegexSpec;
 
 use super::{alt, lit, sep, Emitter, ANY_ORDER_MAX, MAX_PATTERNS, MAX_SOME};
-
-/// Objects naming more keys than this look their keys up by index, not by search.
-const INDEXED_KEYS: usize = 32;
 use crate::ir::{Expr, Rule, RuleAttrs};
 use crate::json_schema::schema::{Exists, KeyLang, LengthBounds, Node, Obj, SExpr};
 use crate::param::{ParamCond, ParamExpr};
 use crate::{Error, ErrorKind};
+
+/// Objects naming more keys than this look their keys up by index, not by search.
+const INDEXED_KEYS: usize = 32;
 
 impl Emitter<'_, '_> {
     /// `o` with the patterns that every clause treats alike (schemas that normalize to the
@@ -223,9 +223,18 @@ impl Emitter<'_, '_> {
         // compiled in time quadratic in their number: 10,000 in 0.3 s); a few are searched
         // (an index costs them more than it saves).
         let many = keys.len() > INDEXED_KEYS;
+        let mut props: Vec<HashMap<&str, &SExpr>> = Vec::new();
+        let mut required: HashSet<&str> = HashSet::new();
         if many {
             let mut seen: HashSet<&String> = HashSet::new();
             keys.retain(|k| seen.insert(k));
+            // The first of a property named twice in a clause wins, as a search finds it.
+            props = o
+                .clauses
+                .iter()
+                .map(|c| c.props.iter().rev().map(|(k, s)| (k.as_str(), s)).collect())
+                .collect();
+            required = o.required.iter().map(String::as_str).collect();
         } else {
             let mut i = 0;
             while i < keys.len() {
@@ -236,18 +245,6 @@ impl Emitter<'_, '_> {
                 }
             }
         }
-        let props: Vec<HashMap<&str, &SExpr>> = match many {
-            true => o
-                .clauses
-                .iter()
-                .map(|c| c.props.iter().rev().map(|(k, s)| (k.as_str(), s)).collect())
-                .collect(),
-            false => Vec::new(),
-        };
-        let required: HashSet<&str> = match many {
-            true => o.required.iter().map(String::as_str).collect(),
-            false => HashSet::new(),
-        };
         let mut named: Vec<(String, SExpr, bool)> = Vec::new();
         for &k in &keys {
             let (v, req) = if many {

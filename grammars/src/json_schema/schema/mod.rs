@@ -7,8 +7,9 @@
 //! In reading order: `node.rs` (expressions and nodes), `rx.rs` (regexes over a domain, with
 //! typed string length bounds), `algebra.rs` (intersection, union, complement of nodes),
 //! `ctx.rs` (the normalization context and its cache), `keywords.rs` (a schema object's
-//! keywords applied), `one_of.rs` (`oneOf` and disjointness), `shape.rs` (equal subschemas share a location). The emitter (`../emit/`)
-//! reads nodes; nothing here knows of grammar rules.
+//! keywords applied), `one_of.rs` (`oneOf` and disjointness), `shape.rs` (equal subschemas
+//! share a location). The emitter (`../emit/`) reads nodes; nothing here knows of grammar
+//! rules.
 
 mod algebra;
 mod ctx;
