@@ -303,3 +303,50 @@ fn not_items_after_prefix_items() {
         },
     );
 }
+
+/// A recursive `oneOf` whose branches are told apart by a key other than the recursive one:
+/// the proof skips the key whose value is the `oneOf` itself (normalizing it there recursed
+/// to the depth limit: "nesting deeper than 512 levels").
+#[test]
+fn one_of_through_its_own_reference() {
+    let s = json!({"$defs": {"r": {"oneOf": [
+        {"type": "object", "properties": {"x": {"$ref": "#/$defs/r"}, "y": {"type": "integer"}},
+         "required": ["x", "y"], "additionalProperties": false},
+        {"type": "object", "properties": {"x": {"$ref": "#/$defs/r"}, "z": {"type": "string"}},
+         "required": ["x", "z"], "additionalProperties": false},
+        {"type": "string"}
+    ]}}, "$ref": "#/$defs/r"});
+    let c = Checker::new(&s).unwrap_or_else(|e| panic!("compiles: {e}"));
+    for ok in
+        [r#""s""#, r#"{"x":"s","y":1}"#, r#"{"x":{"x":"t","z":"u"},"y":2}"#, r#"{"x":"s","z":"u"}"#]
+    {
+        assert!(c.accepts(ok), "{ok}");
+    }
+    for bad in [r#"{"x":"s"}"#, r#"{"x":"s","y":1,"z":"u"}"#, r#"{"x":{"x":"t"},"y":2}"#, "1"] {
+        assert!(!c.accepts(bad), "{bad}");
+    }
+}
+
+/// Branches that overlap through the cycle (`{"ref": "black"}` is both a reference and a
+/// locale selector, as in MaskBench's Github_easy---o37786): an error that names
+/// `coerce_one_of` or the intersection quickly, never the depth limit; with
+/// `coerce_one_of` (as `anyOf`) it compiles.
+#[test]
+fn overlapping_one_of_through_its_own_reference() {
+    let r = json!({"oneOf": [
+        {"type": "string"},
+        {"type": "object", "properties": {"ref": {"type": "string"}}, "required": ["ref"],
+         "additionalProperties": false},
+        {"type": "object", "patternProperties": {"^[a-z]{2,3}$": {"$ref": "#/$defs/r"}},
+         "additionalProperties": false, "minProperties": 1}
+    ]});
+    let s = json!({"$defs": {"r": r}, "$ref": "#/$defs/r"});
+    let e = Checker::new(&s).err().expect("not provably disjoint").to_string();
+    assert!(!e.contains("deeper than"), "{e}");
+    let mut coerced = s.clone();
+    coerced["x-guidance"] = json!({"coerce_one_of": true});
+    let c = Checker::new(&coerced).unwrap_or_else(|e| panic!("compiles as anyOf: {e}"));
+    assert!(c.accepts(r#"{"ref":"black"}"#));
+    assert!(c.accepts(r#"{"en":{"de":"x"}}"#));
+    assert!(!c.accepts(r#"{"english":"x"}"#));
+}

@@ -4,7 +4,7 @@
 //! normalized only when the emitter reaches them). A location is read by the keyword
 //! application in `keywords.rs`, combinations by the set algebra in `algebra.rs`.
 
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 use std::rc::Rc;
 
 use lexer::RegexSpec;
@@ -30,6 +30,11 @@ pub(crate) struct Ctx<'a> {
     /// One location for each set of equal subschemas ([`Shapes`]).
     shapes: Shapes<'a>,
     depth: usize,
+    /// The expressions being normalized (the stack of [`Ctx::normalize`]): met again, a
+    /// cycle that no object or array child breaks, which would recurse without end.
+    active: HashSet<SExpr>,
+    /// Cycles met ([`Ctx::normalize_or_cycle`] reads it).
+    cycles: usize,
     regexes: HashMap<String, Option<regex_automata::meta::Regex>>,
     /// Warnings: unknown formats, what `lenient` ignored.
     pub warnings: Vec<String>,
@@ -46,6 +51,8 @@ impl<'a> Ctx<'a> {
             cache: HashMap::new(),
             shapes: Shapes::default(),
             depth: 0,
+            active: HashSet::new(),
+            cycles: 0,
             regexes: HashMap::new(),
             warnings: vec![],
             unsat: vec![],
@@ -130,11 +137,36 @@ impl<'a> Ctx<'a> {
                 format!("schema nesting (or a $ref cycle) deeper than {MAX_DEPTH} levels"),
             ));
         }
+        // A schema met again inside its own normalization (a `$ref` cycle through `oneOf`
+        // disjointness, `not` or `allOf`): the same recursion again, without end (it ran to
+        // the depth limit: 8 MaskBench files). An error now, which a disjointness proof
+        // reads as "unknown" ([`Ctx::normalize_or_cycle`]).
+        if !self.active.insert(e.clone()) {
+            self.depth -= 1;
+            self.cycles += 1;
+            return Err(Error::new(
+                ErrorKind::Limit,
+                "a $ref cycle that no object property or array item breaks (through oneOf, \
+                 not, allOf or anyOf)",
+            ));
+        }
         let r = self.normalize_uncached(e);
+        self.active.remove(e);
         self.depth -= 1;
         let n = Rc::new(r?);
         self.cache.insert(e.clone(), n.clone());
         Ok(n)
+    }
+
+    /// [`Ctx::normalize`], `None` where it met a cycle ([`Ctx::active`]): for proofs that
+    /// may give up (what they do not know, they do not prove).
+    pub fn normalize_or_cycle(&mut self, e: &SExpr) -> Result<Option<Rc<Node>>, Error> {
+        let before = self.cycles;
+        match self.normalize(e) {
+            Ok(n) => Ok(Some(n)),
+            Err(_) if self.cycles > before => Ok(None),
+            Err(err) => Err(err),
+        }
     }
 
     fn normalize_uncached(&mut self, e: &SExpr) -> Result<Node, Error> {

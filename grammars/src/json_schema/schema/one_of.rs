@@ -112,7 +112,9 @@ impl Ctx<'_> {
                 // A value both accept has `k` (`p` requires it) with a value both allow,
                 // whether or not `q` requires it.
                 let vp = self.value_for(p, k)?;
-                let (np, nq) = (self.normalize(&vp)?, self.normalize(&vq)?);
+                // A value inside a cycle through this very `oneOf` proves nothing here.
+                let Some(np) = self.normalize_or_cycle(&vp)? else { continue };
+                let Some(nq) = self.normalize_or_cycle(&vq)? else { continue };
                 if self.disjoint(&np, &nq, depth - 1)? {
                     return Ok(true);
                 }
