@@ -35,6 +35,10 @@ pub(crate) struct Ctx<'a> {
     active: HashSet<SExpr>,
     /// Cycles met ([`Ctx::normalize_or_cycle`] reads it).
     cycles: usize,
+    /// Expressions whose normalization met a cycle in a proof: not tried again by proofs
+    /// (an error is not cached, and each retry would repeat the recursion up to the cycle,
+    /// once per key and pair of branches above it).
+    cyclic: HashSet<SExpr>,
     regexes: HashMap<String, Option<regex_automata::meta::Regex>>,
     /// Warnings: unknown formats, what `lenient` ignored.
     pub warnings: Vec<String>,
@@ -53,6 +57,7 @@ impl<'a> Ctx<'a> {
             depth: 0,
             active: HashSet::new(),
             cycles: 0,
+            cyclic: HashSet::new(),
             regexes: HashMap::new(),
             warnings: vec![],
             unsat: vec![],
@@ -161,10 +166,16 @@ impl<'a> Ctx<'a> {
     /// [`Ctx::normalize`], `None` where it met a cycle ([`Ctx::active`]): for proofs that
     /// may give up (what they do not know, they do not prove).
     pub fn normalize_or_cycle(&mut self, e: &SExpr) -> Result<Option<Rc<Node>>, Error> {
+        if self.cyclic.contains(e) {
+            return Ok(None);
+        }
         let before = self.cycles;
         match self.normalize(e) {
             Ok(n) => Ok(Some(n)),
-            Err(_) if self.cycles > before => Ok(None),
+            Err(_) if self.cycles > before => {
+                self.cyclic.insert(e.clone());
+                Ok(None)
+            }
             Err(err) => Err(err),
         }
     }
