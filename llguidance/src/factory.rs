@@ -70,7 +70,24 @@ pub enum GrammarSource {
     LlGuidance(String),
 }
 
+/// The grammar cache's kind of LLGuidance's grammar string compiled with its `max_tokens`
+/// ([`ParserFactory::compile_llguidance`]; [`ParserFactory::compile`] keeps none).
+const LLGUIDANCE_KIND: u8 = 7;
+
 impl GrammarSource {
+    /// The variant (a small number) and the text: the grammar cache's key.
+    fn kind_and_text(&self) -> (u8, &str) {
+        match self {
+            GrammarSource::Lark(t) => (0, t),
+            GrammarSource::JsonSchema(t) => (1, t),
+            GrammarSource::Regex(t) => (2, t),
+            GrammarSource::Gbnf(t) => (3, t),
+            GrammarSource::Ir(t) => (4, t),
+            GrammarSource::StructuralTag(t) => (5, t),
+            GrammarSource::LlGuidance(t) => (6, t),
+        }
+    }
+
     /// The source for a file name's extension (`.lark`, `.json` = JSON Schema, `.regex`,
     /// `.gbnf`, `.ir` / `.ir.json` = IR) or an explicit format name.
     pub fn from_format(format: &str, text: String) -> Result<GrammarSource, Error> {
@@ -169,6 +186,9 @@ impl ParserFactory {
                 length_splits: Default::default(),
                 run_tables: Default::default(),
                 iter_limits: Default::default(),
+                grammar_cache: crate::grammar_cache::GrammarCache::new(
+                    crate::grammar_cache::GRAMMAR_CACHE,
+                ),
             }),
         };
         // Built with the trie and slices, not at a decode's first mask near a bound
@@ -291,6 +311,23 @@ impl ParserFactory {
         self.shared.compile_deadline
     }
 
+    /// The same factory keeping up to `entries` compiled grammars by source text (default
+    /// [`GRAMMAR_CACHE`](crate::grammar_cache::GRAMMAR_CACHE); 0: every compile compiles):
+    /// a grammar given again (a server building a matcher per request from the request's
+    /// schema) gets the kept compiled grammar and the lexer its finished matchers left. See
+    /// [`crate::grammar_cache`].
+    pub fn with_grammar_cache(&self, entries: usize) -> ParserFactory {
+        let mut shared =
+            self.shared.derived(self.shared.engine, self.shared.slices.clone(), self.shared.plain);
+        shared.grammar_cache = crate::grammar_cache::GrammarCache::new(entries);
+        ParserFactory { shared: Arc::new(shared) }
+    }
+
+    /// Compiled grammars kept now ([`ParserFactory::with_grammar_cache`]).
+    pub fn cached_grammars(&self) -> usize {
+        self.shared.grammar_cache.len()
+    }
+
     /// What interrupts a compile starting now: `cancel` and the factory's deadline.
     fn interrupt(&self, cancel: Option<&CancellationHandle>) -> Option<Interrupt> {
         self.interrupt_with(cancel, None)
@@ -316,6 +353,10 @@ impl ParserFactory {
         // stack has room for those limits (the caller's thread or a compile thread, see
         // `compile_thread`), so the limits, not the caller's stack size, decide; a panic
         // becomes an error.
+        let (kind, text) = source.kind_and_text();
+        if let Some((g, _, warnings)) = self.shared.grammar_cache.get(kind, text) {
+            return Ok((g, warnings));
+        }
         let warm = match source {
             GrammarSource::StructuralTag(json) => grammars::structural_tag::warm_up_texts(json),
             _ => Vec::new(),
@@ -333,6 +374,7 @@ impl ParserFactory {
         if let Some((first, more)) = warm.split_first() {
             self.warm_up(&g, first, more);
         }
+        self.shared.grammar_cache.put(kind, text, &(g.clone(), None, warnings.clone()));
         Ok((g, warnings))
     }
 
@@ -392,6 +434,10 @@ impl ParserFactory {
         text: &str,
         interrupt: Option<Interrupt>,
     ) -> Result<LlGuidanceGrammar, Error> {
+        if let Some(kept) = self.shared.grammar_cache.get(LLGUIDANCE_KIND, text) {
+            return Ok(kept);
+        }
+        let key = text;
         let text = text.to_string();
         let shared = Arc::clone(&self.shared);
         let run = move || -> Result<LlGuidanceGrammar, Error> {
@@ -402,7 +448,9 @@ impl ParserFactory {
                 Ok((g, t.max_tokens, t.warnings))
             })
         };
-        compile_thread::run(run)?
+        let g = compile_thread::run(run)??;
+        self.shared.grammar_cache.put(LLGUIDANCE_KIND, key, &g);
+        Ok(g)
     }
 
     /// Checks LLGuidance's grammar string without the tokenizer it will run with: special

@@ -31,6 +31,7 @@ mod cancel;
 mod draft;
 mod error;
 mod factory;
+pub mod grammar_cache;
 mod matcher;
 mod near_bound;
 mod shared;

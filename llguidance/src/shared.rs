@@ -53,6 +53,8 @@ pub(crate) struct Shared {
     /// The vocabulary's iteration limits for each repeat body's automaton
     /// ([`Shared::iteration_limits`]), at most [`ITER_LIMITS`], cleared when full.
     pub(crate) iter_limits: Arc<Mutex<HashMap<lexer::IterDfa, Arc<[u32]>>>>,
+    /// Compiled grammars by source text ([`crate::grammar_cache`]).
+    pub(crate) grammar_cache: crate::grammar_cache::GrammarCache,
 }
 
 /// The lengths (bytes) the vocabulary is split at for masks near a bound, largest first.
@@ -174,6 +176,12 @@ impl Shared {
             length_splits: self.length_splits.clone(),
             run_tables: self.run_tables.clone(),
             iter_limits: self.iter_limits.clone(),
+            // Empty: a derived factory may compile differently. The oracle keeps none.
+            grammar_cache: crate::grammar_cache::GrammarCache::new(if plain {
+                0
+            } else {
+                self.grammar_cache.capacity()
+            }),
         }
     }
 }

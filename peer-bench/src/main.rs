@@ -51,7 +51,10 @@ fn main() {
     }
 
     // Ours.
-    let our_f = ours::ParserFactory::from_tokenizer_name(&tok_path).expect("our factory");
+    let our_f = ours::ParserFactory::from_tokenizer_name(&tok_path)
+        .expect("our factory")
+        // Each schema compiled as new (a duplicate schema would find its grammar kept).
+        .with_grammar_cache(0);
     let our_eos: Vec<u32> = our_f.tokenizer().vocab().eos_tokens().iter().map(|t| t.0).collect();
 
     // The reference.

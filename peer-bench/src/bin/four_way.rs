@@ -361,7 +361,10 @@ fn main() {
     let files: Vec<PathBuf> = files.into_iter().step_by(every).take(limit).collect();
 
     let tp = tok_path.display().to_string();
-    let our_f = ours::ParserFactory::from_tokenizer_name(&tp).expect("our factory");
+    let our_f = ours::ParserFactory::from_tokenizer_name(&tp)
+        .expect("our factory")
+        // Each schema compiled as new (a duplicate schema would find its grammar kept).
+        .with_grammar_cache(0);
     let vocab = our_f.tokenizer().vocab().len();
     let eos = our_f.tokenizer().vocab().eos_tokens()[0].0;
     let bt =

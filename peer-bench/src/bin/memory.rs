@@ -163,8 +163,9 @@ fn main() {
         }
     }
     let files: Vec<PathBuf> = files.into_iter().step_by(every).collect();
-    let our_f =
-        ours::ParserFactory::from_tokenizer_name(&tok.display().to_string()).expect("our factory");
+    let our_f = ours::ParserFactory::from_tokenizer_name(&tok.display().to_string())
+        .expect("our factory")
+        .with_grammar_cache(0);
     let ref_f = ref_factory(&tok);
     let (mut o, mut r): (Vec<Row>, Vec<Row>) = (Vec::new(), Vec::new());
     for path in &files {

@@ -465,7 +465,8 @@ pub(crate) fn bench(args: BenchArgs) -> Result<std::process::ExitCode, Fail> {
         }
     };
     let files = collect_files(&args.inputs)?;
-    let f = crate::factory(&tok)?.with_slicer(!no_slicer);
+    // Each schema compiled as new (a duplicate schema would find its grammar kept).
+    let f = crate::factory(&tok)?.with_slicer(!no_slicer).with_grammar_cache(0);
     if check_slicer && f.slices().is_none() {
         return Err(Fail::Usage("--check-slicer needs the slicer (drop --no-slicer)".into()));
     }
