@@ -506,7 +506,7 @@ pub(crate) fn run_end_within(
 /// A lexeme ending within fewer characters than this is one [`ends_within_run`] answers.
 const BOUNDARY_MAX_CHARS: usize = 48;
 
-/// Whether the lexeme at `state` ends within a run of the first slice's characters: read
+/// Whether the lexeme at `state` ends within a run of a string body's characters: read
 /// with the slices' most common byte ([`slicer::Slices::common_bytes`]; the second one must
 /// continue it too), it stays alive for at least one character and then dies where it may
 /// end (a fixed-length chunk of a long string near its end). Only the mask's strategy

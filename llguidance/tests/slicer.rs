@@ -378,3 +378,32 @@ fn a_states_first_mask_splits_its_walk() {
         }
     }
 }
+
+/// Formats and patterns of fewer characters than a string's (an email's atoms, a URI's host
+/// and path, a hostname, an identifier pattern) allow the standard set's first slice, runs
+/// of up to 10 ASCII letters and digits, whole: their first masks walked the whole trie.
+/// Masks equal the plain computation's along each instance.
+#[test]
+fn restricted_strings_allow_the_alphanumeric_slice_whole() {
+    let f = ParserFactory::from_tokenizer_name("o200k").unwrap();
+    let first = &f.slices().unwrap().slices()[0];
+    assert_eq!(first.spec().class, "[A-Za-z0-9]");
+    let cases = [
+        (r#"{"type":"string","format":"email"}"#, r#""joe.bloggs@mail.example.com""#),
+        (r#"{"type":"string","format":"uri"}"#, r#""https://www.example.com/path/to/page""#),
+        (r#"{"type":"string","format":"hostname","maxLength":200}"#, r#""api.example.org""#),
+        (r#"{"type":"string","pattern":"^[a-zA-Z0-9_-]{1,255}$"}"#, r#""item_42-abc""#),
+    ];
+    for (schema, text) in cases {
+        let mut m = f.create_matcher(&GrammarSource::JsonSchema(schema.to_string())).unwrap();
+        let toks = f.tokenizer().tokenize(text).unwrap();
+        for (i, &t) in toks.iter().enumerate() {
+            let mask = mask_as_unsliced(&mut m, &format!("{schema} at token {i}"));
+            assert!(mask.contains(t), "{schema}: token {i} refused");
+            m.consume_token(t).unwrap();
+        }
+        assert!(m.is_accepting().unwrap(), "{schema}: {text} not accepted");
+        let applied = m.slice_stats().applied;
+        assert!(applied > 0, "{schema}: no slice allowed whole inside the string");
+    }
+}
