@@ -205,7 +205,11 @@ pub fn compile(
         skip,
         skip_classes,
         skip_once,
-        options: top.options.clone(),
+        // A row may need what any of the grammars asks (a `%json` inside Lark).
+        options: GrammarOptions {
+            row_items: set.grammars.iter().filter_map(|g| g.options.row_items).max(),
+            ..top.options.clone()
+        },
         lexeme_max_tokens: l.max_tokens,
         lexeme_finish: l.finish,
     })
@@ -223,10 +227,25 @@ impl CompiledGrammar {
             allow_initial_skip: self.options.allow_initial_skip,
             lexeme_max_tokens: self.lexeme_max_tokens.clone(),
             lexeme_finish: self.lexeme_finish.clone(),
+            limits: self.parser_limits(),
             ..Default::default()
         }
     }
+
+    /// The parser's limits: the default ones, with as many items per row as the grammar
+    /// asks ([`GrammarOptions::row_items`]), up to [`MAX_ROW_ITEMS`].
+    pub fn parser_limits(&self) -> earley::ParserLimits {
+        let mut limits = earley::ParserLimits::default();
+        if let Some(n) = self.options.row_items {
+            limits.max_items_in_row = limits.max_items_in_row.max(n.min(MAX_ROW_ITEMS));
+        }
+        limits
+    }
 }
+
+/// The most items per parser row a grammar may ask for ([`GrammarOptions::row_items`]): an
+/// object of ~33,000 optional properties (a row costs ~0.1 µs an item to build).
+pub const MAX_ROW_ITEMS: usize = 100_000;
 
 /// A lexeme is shared by every use of the same regex, kind, token limit (with its finish)
 /// and class.

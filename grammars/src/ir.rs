@@ -227,4 +227,10 @@ pub struct GrammarOptions {
     /// Ignored lexemes are allowed at most once between two lexemes.
     #[serde(default)]
     pub ignore_once: bool,
+    /// Earley items one parser row of this grammar may need, where more than the parser's
+    /// default limit (a JSON object's run of optional keys: each key may come next, three
+    /// items each); the parser's per-row limit is raised to it, up to
+    /// [`crate::compile::MAX_ROW_ITEMS`]. Not an LLGuidance option.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_items: Option<usize>,
 }

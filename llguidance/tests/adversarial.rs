@@ -71,3 +71,31 @@ fn deep_schemas_in_top_level_grammar_json() {
     let e = f.create_matcher(&GrammarSource::LlGuidance(nest(600))).unwrap_err();
     assert!(e.to_string().contains("levels deep, more than 1000"), "{e}");
 }
+
+/// An object of 10,000 optional properties: each row inside it predicts every key still to
+/// come (~30,000 Earley items, past the parser's default 20,000 per row); the schema asks
+/// for rows that wide (`GrammarOptions::row_items`) and decodes. Past the ceiling
+/// (`grammars::compile::MAX_ROW_ITEMS`, ~33,000 keys) the row limit is a clear error.
+#[test]
+fn an_object_of_ten_thousand_optional_properties_decodes() {
+    let f = ParserFactory::from_tokenizer_name("bytes").unwrap();
+    let schema = |n: usize| {
+        let props: Vec<String> =
+            (0..n).map(|i| format!("\"p{i}\":{{\"type\":\"integer\"}}")).collect();
+        GrammarSource::JsonSchema(format!(
+            "{{\"type\":\"object\",\"properties\":{{{}}}}}",
+            props.join(",")
+        ))
+    };
+    let mut m = f.create_matcher(&schema(10_000)).unwrap();
+    for &b in br#"{"p5":1,"p9999":2}"# {
+        let mask = m.compute_mask().unwrap();
+        assert!(mask.contains(TokenId(u32::from(b))), "byte {:?} refused", b as char);
+        m.consume_token(TokenId(u32::from(b))).unwrap();
+    }
+    assert!(m.is_accepting().unwrap());
+    let mut m = f.create_matcher(&schema(40_000)).unwrap();
+    let e = m.consume_token(TokenId(u32::from(b'{'))).and_then(|_| m.compute_mask().map(|_| ()));
+    let msg = e.expect_err("40,000 optional keys exceed the row ceiling").to_string();
+    assert!(msg.contains("items per row"), "{msg}");
+}

@@ -281,6 +281,7 @@ pub fn compile_schema_with(
     let mut ctx = schema::Ctx::new(doc, opts.clone());
     let root = ctx.at(String::new());
     let subs;
+    let row_items;
     let (rules, start) = {
         let mut em = emit::Emitter::new(
             &mut ctx,
@@ -293,6 +294,7 @@ pub fn compile_schema_with(
         em.xgrammar_strings = opts.xgrammar_strings;
         em.excludes = opts.string_excludes.iter().filter(|x| !x.is_empty()).cloned().collect();
         let start = em.run(root)?;
+        row_items = em.row_items;
         subs = std::mem::take(&mut em.subs);
         (std::mem::take(&mut em.rules), start)
     };
@@ -318,7 +320,11 @@ pub fn compile_schema_with(
     // bounds such as `[ ]{1,8}` are then enforced).
     // LLGuidance's JSON whitespace is always once-only (a Lark `%ignore` shares its lexeme
     // class only with `ignore_once`).
-    let options = GrammarOptions { ignore_once: true, ..Default::default() };
+    let options = GrammarOptions {
+        ignore_once: true,
+        row_items: (row_items > 0).then_some(row_items),
+        ..Default::default()
+    };
     let grammar = Grammar { name: None, start, rules, terminals: vec![], ignore, options };
     Ok(CompiledSchema { grammar, subs, warnings: ctx.warnings })
 }

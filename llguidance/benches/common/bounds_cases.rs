@@ -147,6 +147,17 @@ pub fn cases() -> Vec<Case> {
         json!({"type": "object", "properties": props}),
         format!("{{{}}}", entries.join(",")),
     ));
+    // 10,000 optional properties, every hundredth written: a row predicts ~30,000 items,
+    // past the parser's default 20,000 (the schema asks for its rows' width).
+    let props: serde_json::Map<String, serde_json::Value> =
+        (0..10_000).map(|i| (format!("p{i:05}"), json!({"type": "integer"}))).collect();
+    let entries: Vec<String> =
+        (0..10_000).step_by(100).map(|i| format!("\"p{i:05}\":{i}")).collect();
+    v.push(schema(
+        "object of 10000 optional properties",
+        json!({"type": "object", "properties": props}),
+        format!("{{{}}}", entries.join(",")),
+    ));
     // A map: 1,000 entries under `additionalProperties` (each written entry used to nest
     // one completion deeper).
     let map: Vec<String> = (0..1000).map(|i| format!("\"key{i}\":{i}")).collect();

@@ -57,6 +57,9 @@ pub(crate) struct Emitter<'c, 'a> {
     pub xgrammar_strings: bool,
     /// The sub-grammars of long strings ([`long_string`]), one per bound and quoting.
     pub subs: Vec<Grammar>,
+    /// The most Earley items a parser row of the emitted grammar may need (see
+    /// [`crate::ir::GrammarOptions::row_items`]): an object's longest run of optional keys.
+    pub row_items: usize,
 }
 
 fn lit(s: &str) -> Expr {
@@ -174,6 +177,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             escapes,
             general_escapes,
             any_order: false,
+            row_items: 0,
             excludes: Vec::new(),
             xgrammar_strings: false,
             subs: Vec::new(),

@@ -261,6 +261,14 @@ impl Emitter<'_, '_> {
             }
             named.push((k.clone(), v, req));
         }
+        // A row before named key `i` predicts every optional key up to the next required
+        // one (each may come next): three Earley items per key (its entry, the skip, the
+        // skip completed, the rest being nullable).
+        let mut run = 0usize;
+        for (_, _, req) in &named {
+            run = if *req { 0 } else { run + 1 };
+            self.row_items = self.row_items.max(ROW_ITEMS_PER_KEY * run + ROW_ITEMS_SLACK);
+        }
         // other keys, split into regions by the patterns they match
         let mut patterns: Vec<String> = Vec::new();
         for c in &o.clauses {
@@ -559,6 +567,10 @@ impl Emitter<'_, '_> {
 
 /// The most alternatives `dependentRequired` expands to where it is not tracked in states.
 const MAX_DEP_ALTS: usize = 256;
+/// Earley items a row holds per optional named key it predicts, and the rest of such a row
+/// (the object's other states, the value around it) at most, beside a few thousand keys.
+const ROW_ITEMS_PER_KEY: usize = 3;
+const ROW_ITEMS_SLACK: usize = 1_000;
 
 /// `e` where `cond` holds (`None`: never; `True`: always).
 fn when(cond: Option<ParamCond>, e: Expr) -> Expr {
