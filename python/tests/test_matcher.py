@@ -318,3 +318,34 @@ def test_o200k_json(o200k):
         assert m.consume_token(t)
     assert m.is_accepting()
     assert o200k.eos_token in bits(m.compute_bitmask())
+
+
+def test_same_grammar_per_request(o200k):
+    # A server builds a matcher per request from the request's grammar string; the
+    # tokenizer's factory keeps the compiled grammar (the second request is not compiled
+    # again). Every request gets the same masks, its own state, and the grammar's
+    # max_tokens; a failing grammar fails every time.
+    schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 8},
+                                               "n": {"type": "integer"}}, "required": ["name"]}
+    g = json.dumps({"grammars": [{"json_schema": schema}]})
+    toks = o200k.tokenize_str('{"name":"ab","n":7}')
+    masks = []
+    for _ in range(3):
+        m = LLMatcher(o200k, g)
+        assert not m.is_error(), m.get_error()
+        seen = []
+        for t in toks:
+            seen.append(bytes(m.compute_bitmask()))
+            assert m.consume_token(t), m.get_error()
+        assert m.is_accepting()
+        masks.append(seen)
+    assert masks[0] == masks[1] == masks[2]
+    short = '{"grammars":[{"lark_grammar":"start: /a+/"}],"max_tokens":2}'
+    a = o200k.tokenize_str("a")[0]
+    for _ in range(2):
+        m = LLMatcher(o200k, short, log_level=0)
+        assert m.consume_tokens([a, a]) and not m.consume_token(a)
+        assert m.get_error() == "max_tokens_total reached"
+    bad = json.dumps({"grammars": [{"json_schema": {"type": "strin"}}]})
+    for _ in range(2):
+        assert LLMatcher(o200k, bad).is_error()
