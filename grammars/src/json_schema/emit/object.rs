@@ -262,8 +262,7 @@ impl Emitter<'_, '_> {
             named.push((k.clone(), v, req));
         }
         // A row before named key `i` predicts every optional key up to the next required
-        // one (each may come next): three Earley items per key (its entry, the skip, the
-        // skip completed, the rest being nullable).
+        // one (each may come next): [`ROW_ITEMS_PER_KEY`] Earley items per key.
         let mut run = 0usize;
         for (_, _, req) in &named {
             run = if *req { 0 } else { run + 1 };
@@ -567,9 +566,10 @@ impl Emitter<'_, '_> {
 
 /// The most alternatives `dependentRequired` expands to where it is not tracked in states.
 const MAX_DEP_ALTS: usize = 256;
-/// Earley items a row holds per optional named key it predicts, and the rest of such a row
-/// (the object's other states, the value around it) at most, beside a few thousand keys.
+/// Earley items a row holds per optional named key it predicts (its entry, the skip, the
+/// skip completed: 6,700 keys overflowed a 20,000-item row, 6,660 did not).
 const ROW_ITEMS_PER_KEY: usize = 3;
+/// The rest of such a row at most (the object's other states, the value around it).
 const ROW_ITEMS_SLACK: usize = 1_000;
 
 /// `e` where `cond` holds (`None`: never; `True`: always).
