@@ -300,9 +300,15 @@ impl ParserFactory {
     /// and lexeme. `None`: no deadline (the default; the compile limits still bound the
     /// work).
     pub fn with_compile_deadline(&self, deadline: Option<std::time::Duration>) -> ParserFactory {
-        let mut shared =
-            self.shared.derived(self.shared.engine, self.shared.slices.clone(), self.shared.plain);
-        shared.compile_deadline = deadline;
+        self.derived_with(|s| s.compile_deadline = deadline)
+    }
+
+    /// This factory's engine and slices (a derived factory: empty grammar caches) with one
+    /// setting changed by `set`.
+    fn derived_with(&self, set: impl FnOnce(&mut Shared)) -> ParserFactory {
+        let s = &self.shared;
+        let mut shared = s.derived(s.engine, s.slices.clone(), s.plain);
+        set(&mut shared);
         ParserFactory { shared: Arc::new(shared) }
     }
 
@@ -317,10 +323,7 @@ impl ParserFactory {
     /// schema) gets the kept compiled grammar and the lexer its finished matchers left. See
     /// [`crate::grammar_cache`].
     pub fn with_grammar_cache(&self, entries: usize) -> ParserFactory {
-        let mut shared =
-            self.shared.derived(self.shared.engine, self.shared.slices.clone(), self.shared.plain);
-        shared.grammar_cache = crate::grammar_cache::GrammarCache::new(entries);
-        ParserFactory { shared: Arc::new(shared) }
+        self.derived_with(|s| s.grammar_cache = crate::grammar_cache::GrammarCache::new(entries))
     }
 
     /// Compiled grammars kept now ([`ParserFactory::with_grammar_cache`]).
