@@ -199,6 +199,14 @@ pub trait Lexer {
         None
     }
 
+    /// [`step_warm`](Lexer::step_warm) telling a known transition that ends a lexeme
+    /// (`Some(None)`: [`Step::EndBefore`] or [`Step::EndWith`]) from one not known yet
+    /// (`None`). Never builds anything. Default: `step_warm`'s answer.
+    #[inline]
+    fn step_known(&self, state: StateId, byte: u8) -> Option<Option<StateId>> {
+        self.step_warm(state, byte).map(Some)
+    }
+
     /// [`advance`](Lexer::advance) plus the flags, as one answer for a parser driving the
     /// lexer byte by byte.
     #[inline]
@@ -235,6 +243,10 @@ impl<L: Lexer + ?Sized> Lexer for Box<L> {
     #[inline]
     fn step_warm(&self, state: StateId, byte: u8) -> Option<StateId> {
         (**self).step_warm(state, byte)
+    }
+    #[inline]
+    fn step_known(&self, state: StateId, byte: u8) -> Option<Option<StateId>> {
+        (**self).step_known(state, byte)
     }
     #[inline]
     fn step(&mut self, state: StateId, byte: u8) -> Result<Step, Error> {

@@ -84,5 +84,5 @@ pub use recognizer::{AcceptAll, ByteDfa, Recognizer};
 pub use set::TokenSet;
 pub use token::TokenId;
 pub use tokenizer::{TokenizeFn, Tokenizer};
-pub use trie::{FirstChar, FrontierKeys, SplitWalk, SubtreeWalk, TokTrie, TrieStats};
+pub use trie::{FirstChar, FrontierKeys, PieceRef, SplitWalk, SubtreeWalk, TokTrie, TrieStats};
 pub use vocab::{VocabBuilder, Vocabulary, DEFAULT_EOS_NAMES, SPECIAL_TOKEN_MARKER};

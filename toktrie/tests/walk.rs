@@ -62,6 +62,12 @@ fn walk<R: Recognizer>(trie: &TokTrie, r: R, prefix: &[u8]) -> TokenSet {
 }
 
 fn vocab_of(tokens: &[Vec<u8>], specials: &[&str]) -> Vocabulary {
+    vocab_sized(tokens, specials, 0)
+}
+
+/// [`vocab_of`] with ids up to `size` at least (a split walk keeps its accepted ids as a
+/// list, with their pieces, up to 1/32 of the vocabulary).
+fn vocab_sized(tokens: &[Vec<u8>], specials: &[&str], size: usize) -> Vocabulary {
     let mut b = VocabBuilder::new();
     for (i, t) in tokens.iter().enumerate() {
         b.token(TokenId(i as u32), t).unwrap();
@@ -70,7 +76,7 @@ fn vocab_of(tokens: &[Vec<u8>], specials: &[&str]) -> Vocabulary {
         b.special(TokenId((tokens.len() + i) as u32), s).unwrap();
     }
     // A hole at the end, so the mask has an id no token uses.
-    b.min_len(tokens.len() + specials.len() + 1);
+    b.min_len((tokens.len() + specials.len() + 1).max(size));
     b.build().unwrap()
 }
 
@@ -199,6 +205,50 @@ proptest! {
         trie.add_duplicates(&mut mask);
         r.trie_finished();
         prop_assert_eq!(mask, walk(&trie, dfa, &[]));
+    }
+
+    /// A split walk that takes first-level pieces of earlier walks (from other starts, some
+    /// transitions undecided) is the walk without them, id for id, frontier entry for
+    /// frontier entry, pieces included; and walks that took pieces give theirs on. (About
+    /// one case in five takes a piece; `a_walk_takes_the_piece_of_an_earlier_start` is
+    /// one that must.)
+    #[test]
+    fn split_walk_reusing_pieces_equals_the_walk(
+        tokens in prop::collection::vec(token_strategy(), 30..120),
+        n in 2u32..7,
+        table_seed in prop::collection::vec(any::<u32>(), 8..32),
+        undecided_seed in any::<u32>(),
+        undecided_one_in in 2u32..12,
+        starts in prop::collection::vec(0u32..7, 2..6),
+        ids_in_list in any::<bool>(),
+    ) {
+        // Accepted ids kept as a list (with pieces) or spilled into a set (without).
+        let vocab = vocab_sized(&tokens, &["</s>"], if ids_in_list { 1 << 14 } else { 0 });
+        let trie = TokTrie::from_vocab(&vocab).unwrap();
+        let table = random_table(n, &table_seed);
+        let step = |s: u32, b: u8| {
+            if (s.wrapping_mul(2654435761) ^ (b as u32).wrapping_mul(40503) ^ undecided_seed)
+                % undecided_one_in
+                == 0
+            {
+                return None;
+            }
+            let next = table[(s as usize) << 8 | b as usize];
+            Some((next != 0).then_some(next))
+        };
+        let mut earlier: Vec<toktrie::SplitWalk> = Vec::new();
+        for &start in &starts {
+            let start = start % n;
+            let plain = trie.split_walk(start, step);
+            let reusing = trie.split_walk_reusing(start, step, |node, state| {
+                earlier.iter().find_map(|w| {
+                    let (_, _, index) = w.pieces().find(|&(p, s, _)| (p, s) == (node, state))?;
+                    Some(toktrie::PieceRef { walk: w, index })
+                })
+            });
+            prop_assert_eq!(format!("{reusing:?}"), format!("{plain:?}"));
+            earlier.push(reusing);
+        }
     }
 
     #[test]
@@ -333,4 +383,45 @@ fn split_walks_of_large_and_small_vocabularies() {
         trie.add_duplicates(&mut mask);
         assert_eq!(mask, walk(&trie, AcceptAll::default(), &[]), "{} tokens", tokens.len());
     }
+}
+
+/// Two starts that enter the first level's `a` in the same state: the second walk takes the
+/// first's piece there (and only there: `b` leads elsewhere), and equals its own plain walk.
+#[test]
+fn a_walk_takes_the_piece_of_an_earlier_start() {
+    let mut tokens: Vec<Vec<u8>> = Vec::new();
+    for x in b"abc" {
+        for y in b"abcd" {
+            tokens.push(vec![b'a', *x, *y]);
+            tokens.push(vec![b'b', *x, *y]);
+        }
+        tokens.push(vec![b'a', *x]);
+        tokens.push(vec![b'b', *x]);
+    }
+    let vocab = vocab_sized(&tokens, &["</s>"], 4096);
+    let trie = TokTrie::from_vocab(&vocab).unwrap();
+    // States 1 and 2 go to 3 on `a`, to 4 and 5 on `b`; 3 loops on `a`-`c`, rejects `d`; 4
+    // and 5 take anything, `c` from 4 left undecided.
+    let step = |s: u32, b: u8| match (s, b) {
+        (1 | 2, b'a') => Some(Some(3)),
+        (1, b'b') => Some(Some(4)),
+        (2, b'b') => Some(Some(5)),
+        (3, b'a'..=b'c') => Some(Some(3)),
+        (4, b'c') => None,
+        (4 | 5, _) => Some(Some(s)),
+        _ => Some(None),
+    };
+    let first = trie.split_walk(1, step);
+    assert!(first.pieces().any(|(node, state, _)| state == 3 && node == 1));
+    let mut taken = Vec::new();
+    let second = trie.split_walk_reusing(2, step, |node, state| {
+        taken.push((node, state));
+        let (_, _, index) = first.pieces().find(|&(p, s, _)| (p, s) == (node, state))?;
+        Some(toktrie::PieceRef { walk: &first, index })
+    });
+    // Looked up at both first-level nodes (16 nodes each), found at `a`.
+    assert_eq!(taken, vec![(1, 3), (17, 5)]);
+    assert!(second.pieces().any(|(node, state, _)| (node, state) == (1, 3)));
+    assert_eq!(format!("{second:?}"), format!("{:?}", trie.split_walk(2, step)));
+    assert!(second.rejected_any());
 }

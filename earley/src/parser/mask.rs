@@ -110,7 +110,14 @@ impl<L: Lexer> Parser<L> {
     /// numbered `limit` or above are left undecided (for a walk kept beside a lexer's
     /// copies, which number their newer states each their own way), and so is a transition
     /// that fails (a lexer limit): the parser's walk of that subtree meets the error itself.
-    pub fn split_walk(&mut self, trie: &TokTrie, limit: u32) -> toktrie::SplitWalk {
+    /// `reuse` gives parts of earlier walks of `trie` from this lexer's states (see
+    /// [`TokTrie::split_walk_reusing`]); their states must be below `limit` too.
+    pub fn split_walk<'a>(
+        &mut self,
+        trie: &TokTrie,
+        limit: u32,
+        reuse: impl FnMut(u32, u32) -> Option<toktrie::PieceRef<'a>>,
+    ) -> toktrie::SplitWalk {
         let start = self.stack.last().expect("the stack holds the start").lexer;
         let lexer = &mut self.lexer;
         // Known transitions first (no cancellation check on them: they cost a table read);
@@ -118,21 +125,16 @@ impl<L: Lexer> Parser<L> {
         // undecided, so the walk ends within a few nodes (its caller reports the
         // cancellation).
         let cancel = self.cancel.as_deref();
-        trie.split_walk(start.0, |s, b| {
-            match lexer.step_warm(StateId(s), b) {
-                Some(StateId::DEAD) => return Some(None),
-                Some(n) if n.0 < limit => return Some(Some(n.0)),
-                _ => {}
-            }
-            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                return None;
-            }
-            match lexer.step(StateId(s), b).ok()? {
-                Step::Reject => Some(None),
-                Step::Continue(n) if n.0 < limit => Some(Some(n.0)),
-                _ => None,
-            }
-        })
+        // Small enough to be inlined at both of the walk's calls (a first-level node's, and
+        // each node's); a lexeme's end is undecided.
+        let step = |s: u32, b: u8| match lexer.step_warm(StateId(s), b) {
+            Some(StateId::DEAD) => Some(None),
+            Some(n) if n.0 < limit => Some(Some(n.0)),
+            Some(_) => None,
+            None if lexer.step_known(StateId(s), b).is_some() => None,
+            None => split_step_cold(lexer, cancel, StateId(s), b, limit),
+        };
+        trie.split_walk_reusing(start.0, step, reuse)
     }
 
     /// Adds to `mask` what [`Parser::add_bias`] would over `trie`, from a walk split at the
@@ -350,5 +352,26 @@ impl<L: Lexer> Recognizer for Parser<L> {
 
     fn trie_finished(&mut self) {
         self.end_walk();
+    }
+}
+
+/// [`Parser::split_walk`]'s step on a transition not built yet: undecided once `cancel` is
+/// set, or where the lexer fails (a limit), a lexeme ends or the state is numbered `limit`
+/// or above.
+#[inline(never)]
+fn split_step_cold<L: Lexer>(
+    lexer: &mut L,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+    s: StateId,
+    b: u8,
+    limit: u32,
+) -> Option<Option<u32>> {
+    if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+        return None;
+    }
+    match lexer.step(s, b).ok()? {
+        Step::Reject => Some(None),
+        Step::Continue(n) if n.0 < limit => Some(Some(n.0)),
+        _ => None,
     }
 }

@@ -499,6 +499,17 @@ impl Lexer for DerivreLexer {
         (e & MUST_END == 0).then_some(StateId(e))
     }
 
+    #[inline(always)]
+    fn step_known(&self, state: StateId, byte: u8) -> Option<Option<StateId>> {
+        let idx = state.as_usize() * self.num_classes + self.class_of[byte as usize] as usize;
+        let e = self.cache.table.get(idx)?.0;
+        if e == MISSING.0 {
+            None
+        } else {
+            Some((e & MUST_END == 0).then_some(StateId(e)))
+        }
+    }
+
     /// One table load when warm: the entry carries the target's "must end" bit.
     #[inline]
     fn step(&mut self, state: StateId, byte: u8) -> Result<Step, Error> {
