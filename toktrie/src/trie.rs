@@ -191,6 +191,17 @@ impl Ids {
         self.len = 0;
         self.spilled = true;
     }
+
+    /// The ids as a list, or as a set once spilled; and the buffer, to be kept.
+    fn finish(mut self, vocab_size: usize) -> (Allowed, Vec<u32>) {
+        let allowed = if self.set.is_some() {
+            self.spill(vocab_size);
+            Allowed::Set(self.set.take().expect("spilled into it"))
+        } else {
+            Allowed::Ids(self.buf[..self.len].iter().map(|&t| TokenId(t)).collect())
+        };
+        (allowed, self.buf)
+    }
 }
 
 thread_local! {
@@ -769,7 +780,6 @@ impl TokTrie {
         if buf.len() < max_ids + 1 {
             buf.resize(max_ids + 1, 0);
         }
-        let spill = |s: &mut TokenSet, ids: &[u32]| ids.iter().for_each(|&t| s.insert(TokenId(t)));
         let mut frontier = Vec::new();
         // The state after each node on the path, `stack[0]` the root's; `depth` entries are
         // in use (a path is at most the longest token, plus the root).
@@ -896,14 +906,8 @@ impl TokTrie {
             }
             top = end;
         }
-        let Ids { buf, len, set, spilled, .. } = ids;
-        let allowed = match set {
-            Some(mut s) => {
-                spill(&mut s, &buf[..len]);
-                Allowed::Set(s)
-            }
-            None => Allowed::Ids(buf[..len].iter().map(|&t| TokenId(t)).collect()),
-        };
+        let spilled = ids.spilled;
+        let (allowed, buf) = ids.finish(self.vocab_size);
         SPLIT_BUF.with(|b| *b.borrow_mut() = buf);
         if spilled {
             // The ids' places are lost in the set.
