@@ -4,7 +4,7 @@
 //! enough new states, and later matchers start from a copy of it, with its first-row masks
 //! and split walks ([`GrammarLexers`]).
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use grammars::{CompileLimits, CompiledGrammar};

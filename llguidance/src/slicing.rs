@@ -6,7 +6,7 @@
 //! `slicer` crate's. Every shortcut here is checked against the plain computation by
 //! `tests/soundness.rs` and `tests/slicer.rs`.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::sync::{Arc, RwLock};
 
 use earley::Parser;
@@ -216,7 +216,7 @@ pub(crate) struct Walks {
     /// in (`toktrie::TokTrie::split_walk_reusing`). A key's known prefix and the string
     /// after it leave the same state after most first bytes: in first instances 57 % of the
     /// nodes split walks visited were in such subtrees.
-    pieces: hashbrown::HashMap<(u32, u32, u32), (Arc<toktrie::SplitWalk>, u32)>,
+    pieces: HashMap<(u32, u32, u32), (Arc<toktrie::SplitWalk>, u32)>,
     /// Memory of the split walks, in bytes (at most [`WALK_MAX_BYTES`]).
     bytes: usize,
 }

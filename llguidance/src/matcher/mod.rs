@@ -1,6 +1,6 @@
 //! [`Matcher`]: the per-sequence state an inference server drives.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock};
 
